@@ -1,0 +1,1 @@
+"""LangGraph graphs of tablerag-agents."""

@@ -1,0 +1,60 @@
+"""Typed errors raised by the engine; each carries the value that caused it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class TableRAGError(Exception):
+    """Base class for every error this library raises on purpose."""
+
+
+class TableLoadError(TableRAGError):
+    """A table could not be read or is unusable (missing, empty, garbage...)."""
+
+    def __init__(self, source: str | Path, reason: str) -> None:
+        self.source = str(source)
+        self.reason = reason
+        super().__init__(f"cannot load table from {self.source!r}: {reason}")
+
+
+class ConfigError(TableRAGError):
+    """A configuration value is missing or invalid."""
+
+
+class ModelError(TableRAGError):
+    """A chat or embedding model could not be created or started."""
+
+
+class IndexError_(TableRAGError):
+    """Base for index problems (named with a trailing underscore to avoid the builtin)."""
+
+
+class StaleIndexError(IndexError_):
+    """An index on disk was built with other embeddings or parameters."""
+
+    def __init__(self, path: str | Path, expected: dict[str, object], found: dict[str, object]) -> None:
+        self.path = str(path)
+        self.expected = expected
+        self.found = found
+        diff = {k: (found.get(k), v) for k, v in expected.items() if found.get(k) != v}
+        super().__init__(
+            f"index at {self.path!r} was built with different settings "
+            f"(found vs expected: {diff}); rebuild it with `tablerag index --rebuild`"
+        )
+
+
+class IndexNotFoundError(IndexError_):
+    """No index exists at the given path."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        super().__init__(f"no index found at {self.path!r}; create one with `tablerag index`")
+
+
+class SandboxUnavailableError(TableRAGError):
+    """The sandbox cannot run here; we refuse instead of running code unsafely."""
+
+
+class SandboxError(TableRAGError):
+    """The sandboxed worker failed (crash, protocol error), not the user code."""

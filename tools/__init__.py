@@ -1,0 +1,1 @@
+"""LangChain tools over the tablerag-agents engine."""
