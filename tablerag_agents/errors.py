@@ -33,7 +33,9 @@ class IndexError_(TableRAGError):
 class StaleIndexError(IndexError_):
     """An index on disk was built with other embeddings or parameters."""
 
-    def __init__(self, path: str | Path, expected: dict[str, object], found: dict[str, object]) -> None:
+    def __init__(
+        self, path: str | Path, expected: dict[str, object], found: dict[str, object]
+    ) -> None:
         self.path = str(path)
         self.expected = expected
         self.found = found
