@@ -1,0 +1,137 @@
+"""Column-name and cell clean-up shared by every table loader.
+
+Rules (applied in this order to each column name):
+
+1. ``None``/NaN, blank names and pandas' ``Unnamed: N`` placeholders become
+   ``column_<position>`` (1-based).
+2. Control characters (newlines, tabs, NUL...) become spaces; runs of
+   whitespace collapse to one space; leading/trailing whitespace is stripped.
+3. Names longer than :data:`MAX_COLUMN_NAME_CHARS` are cut.
+4. Duplicates get a suffix: ``a``, ``a_2``, ``a_3`` (skipping suffixes already taken).
+
+Hostile names (``"); DROP TABLE x; --``, ``__import__('os')``) are kept as
+data: nothing here evaluates them, and downstream code must quote them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+import warnings
+from collections.abc import Sequence
+
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+#: Longest column name kept; longer names are cut with a warning.
+MAX_COLUMN_NAME_CHARS = 100
+#: Default longest cell string kept by the loaders (1 MB of text per cell).
+DEFAULT_MAX_CELL_CHARS = 100_000
+
+_UNNAMED = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
+_SPACES = re.compile(r"\s+")
+
+
+class TableLoadWarning(UserWarning):
+    """A table was loaded but something had to be repaired (names, rows, encoding)."""
+
+
+def warn(message: str) -> None:
+    """Emit a :class:`TableLoadWarning` and log it."""
+    logger.warning(message)
+    warnings.warn(message, TableLoadWarning, stacklevel=3)
+
+
+def _strip_controls(text: str) -> str:
+    cleaned = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    return _SPACES.sub(" ", cleaned).strip()
+
+
+def _is_missing(name: object) -> bool:
+    if name is None:
+        return True
+    try:
+        return bool(pd.isna(name))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def normalize_column_names(
+    names: Sequence[object], *, max_chars: int = MAX_COLUMN_NAME_CHARS
+) -> tuple[list[str], list[str]]:
+    """Make column names unique, non-empty, single-line strings.
+
+    Args:
+        names: Raw column labels (any objects).
+        max_chars: Longest name kept.
+
+    Returns:
+        The cleaned names and a list of human-readable notes about each repair
+        (empty when nothing changed).
+    """
+    notes: list[str] = []
+    cleaned: list[str] = []
+    for pos, raw in enumerate(names, start=1):
+        text = "" if _is_missing(raw) else str(raw)
+        if _UNNAMED.match(text):
+            text = ""
+        stripped = _strip_controls(text)
+        if stripped != text.strip() and stripped:
+            notes.append(f"column {pos}: removed control characters/newlines from {text!r}")
+        if len(stripped) > max_chars:
+            notes.append(f"column {pos}: name of {len(stripped)} chars cut to {max_chars}")
+            stripped = stripped[:max_chars].rstrip()
+        if not stripped:
+            stripped = f"column_{pos}"
+            notes.append(f"column {pos}: empty name replaced by {stripped!r}")
+        cleaned.append(stripped)
+    used = set(cleaned)
+    seen: set[str] = set()
+    out: list[str] = []
+    for name in cleaned:
+        if name in seen:
+            n = 2
+            while f"{name}_{n}" in used:
+                n += 1
+            new = f"{name}_{n}"
+            notes.append(f"duplicate column name {name!r} renamed to {new!r}")
+            used.add(new)
+            name = new
+        seen.add(name)
+        out.append(name)
+    return out, notes
+
+
+def truncate_long_cells(df: pd.DataFrame, max_chars: int | None) -> list[str]:
+    """Cut string cells longer than ``max_chars`` in place.
+
+    Returns:
+        Notes naming the columns and how many cells were cut (empty if none).
+    """
+    if max_chars is None:
+        return []
+    notes: list[str] = []
+    for col in df.columns:
+        series = df[col]
+        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+            continue
+        lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0)
+        too_long = lengths > max_chars
+        count = int(too_long.sum())
+        if count:
+            df.loc[too_long, col] = series[too_long].str.slice(0, max_chars)
+            notes.append(
+                f"column {col!r}: {count} cell(s) longer than {max_chars} chars truncated "
+                f"(longest was {int(lengths.max())})"
+            )
+    return notes
+
+
+def strip_string_cells(df: pd.DataFrame) -> None:
+    """Strip surrounding whitespace from string cells in place (numbers untouched)."""
+    for col in df.columns:
+        series = df[col]
+        if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
+            df[col] = series.map(lambda v: v.strip() if isinstance(v, str) else v)
