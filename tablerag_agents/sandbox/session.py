@@ -1,0 +1,196 @@
+"""A sandbox session: tables sent once, one namespace kept across runs (a ReAct loop)."""
+
+from __future__ import annotations
+
+import keyword
+import logging
+import signal
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import SandboxError
+from . import codec
+from .process import WorkerDied, WorkerProcess, WorkerTimeout
+from .result import ExecResult
+
+if TYPE_CHECKING:
+    from .runner import Sandbox
+
+logger = logging.getLogger(__name__)
+
+RESERVED_NAMES = frozenset({"pd", "np", "_"})
+RESTART_NOTE = (
+    "the Python session was restarted: variables from earlier runs are lost "
+    "(the tables were loaded again)"
+)
+
+
+def check_table_names(tables: dict[str, pd.DataFrame]) -> None:
+    """Raise ValueError unless every key is a plain identifier usable as a variable."""
+    for name in tables:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise ValueError(f"table name {name!r} is not a valid Python identifier")
+        if name.startswith("__") or name in RESERVED_NAMES:
+            raise ValueError(f"table name {name!r} is reserved; use another variable name")
+
+
+def _describe_exit(message: dict[str, Any]) -> tuple[str, str, bool]:
+    """Turn the zygote's exit report into (error text, error type, timed_out)."""
+    signum, code = message.get("signal"), message.get("code")
+    if signum == signal.SIGXCPU:
+        text = "TimeoutError: CPU time limit exceeded; the process was stopped"
+        return text, "TimeoutError", True
+    if signum is not None:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        hint = " (often memory exhaustion inside a C extension)" if name != "SIGKILL" else ""
+        return f"ProcessKilled: the Python process died from {name}{hint}", "ProcessKilled", False
+    return f"ProcessExit: the Python process exited with status {code}", "ProcessExit", False
+
+
+class Session:
+    """A stateful sandboxed namespace. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, sandbox: Sandbox, tables: dict[str, pd.DataFrame]) -> None:
+        check_table_names(tables)
+        self._sandbox = sandbox
+        self._entries, self._blob = codec.encode_tables(tables)
+        self._notes = [f"{e['name']}: {n}" for e in self._entries for n in e["notes"]]
+        for note in self._notes:
+            logger.info("table conversion: %s", note)
+        self._worker: WorkerProcess | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._lost_state = False
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self) -> WorkerProcess:
+        worker = self._sandbox._acquire()
+        try:
+            worker.send({"op": "open", "tables": self._entries}, self._blob, time.monotonic() + 120)
+            message, _ = worker.recv(time.monotonic() + self._sandbox.policy.startup_timeout_s)
+        except (WorkerDied, WorkerTimeout) as exc:
+            self._sandbox._discard(worker)
+            raise SandboxError(f"the sandbox failed while loading the tables: {exc}") from exc
+        if message.get("op") != "opened":
+            error = message.get("error") or _describe_exit(message)[0]
+            worker.pending_exit = message.get("op") == "error"
+            self._sandbox._release(worker, reusable=message.get("op") in {"error", "exit"})
+            raise SandboxError(f"the sandbox could not load the tables: {error}")
+        worker.sessions += 1
+        self._sandbox.stats.sessions += 1
+        return worker
+
+    def _drop(self, reusable: bool) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            if reusable:
+                self._sandbox._release(worker, reusable=True)
+            else:
+                self._sandbox._discard(worker)
+
+    def run(self, code: str, timeout: float | None = None) -> ExecResult:
+        """Run ``code`` in this session's namespace; the last expression is the value."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        policy = self._sandbox.policy
+        limit = policy.timeout_s if timeout is None else float(timeout)
+        if limit <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the session is closed")
+            start = time.perf_counter()
+            notes: list[str] = []
+            if self._worker is None:
+                self._worker = self._open()
+                if self._lost_state:
+                    notes.append(RESTART_NOTE)
+                    self._lost_state = False
+            result = self._exchange(self._worker, code, limit, notes)
+            result.duration_s = time.perf_counter() - start
+            return result
+
+    def _exchange(
+        self, worker: WorkerProcess, code: str, limit: float, notes: list[str]
+    ) -> ExecResult:
+        stats = self._sandbox.stats
+        stats.runs += 1
+        worker.runs += 1
+        now = time.monotonic()
+        try:
+            worker.send({"op": "run", "code": code, "timeout": limit}, b"", now + 30)
+            message, blob = worker.recv(now + limit + self._sandbox.policy.kill_grace_s)
+        except WorkerTimeout:
+            stats.timeouts += 1
+            self._drop(reusable=False)
+            self._lost_state = True
+            error = f"TimeoutError: the code did not stop within the {limit:g} s time limit"
+            return ExecResult(False, error=error, error_type="TimeoutError", timed_out=True)
+        except WorkerDied as exc:
+            stats.crashes += 1
+            self._drop(reusable=False)
+            self._lost_state = True
+            error = f"SandboxCrash: the sandbox stopped while running the code ({exc})"
+            return ExecResult(False, error=error, error_type="SandboxCrash")
+        if message["op"] == "exit":  # the session process died; the zygote cleaned up
+            stats.crashes += 1
+            self._drop(reusable=True)
+            self._lost_state = True
+            error, error_type, timed_out = _describe_exit(message)
+            stats.timeouts += int(timed_out)
+            return ExecResult(False, error=error, error_type=error_type, timed_out=timed_out)
+        if message["op"] != "result":
+            self._drop(reusable=False)
+            raise SandboxError(f"unexpected message from the sandbox: {message['op']!r}")
+        return self._result(message, blob, notes)
+
+    def _result(self, message: dict[str, Any], blob: bytes, notes: list[str]) -> ExecResult:
+        meta = message.get("value") or {}
+        try:
+            value = codec.decode_value(meta, blob)
+        except (pa.ArrowException, ValueError, TypeError, KeyError) as exc:
+            value = None
+            notes.append(f"the value could not be decoded ({type(exc).__name__}); repr only")
+        if meta.get("note"):
+            notes.append(str(meta["note"]))
+        if message.get("timed_out"):
+            self._sandbox.stats.timeouts += 1
+        return ExecResult(
+            ok=message.get("error") is None,
+            value=value,
+            value_repr=str(meta.get("repr", "")),
+            stdout=str(message.get("stdout", "")),
+            error=message.get("error"),
+            error_type=message.get("error_type"),
+            timed_out=bool(message.get("timed_out")),
+            value_type=meta.get("type") if meta.get("kind") != "none" else None,
+            notes=notes,
+        )
+
+    def close(self) -> None:
+        """End the session: its process exits and the worker is cleaned for reuse."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            worker = self._worker
+            if worker is None:
+                return
+            try:
+                worker.send({"op": "close"}, b"", time.monotonic() + 5)
+                worker.pending_exit = True
+                self._drop(reusable=True)
+            except (WorkerDied, WorkerTimeout):
+                self._drop(reusable=False)

@@ -1,0 +1,238 @@
+"""The sandboxed worker: a pre-warmed zygote that forks one fresh child per session.
+
+Runs INSIDE bubblewrap, started by the host as a namespace package
+``tablerag_sandbox`` (this file and its three siblings, bound read-only). The
+zygote imports pandas once, then for every session forks a child that owns a
+fresh namespace and talks to the host directly over the inherited pipes. When
+the child exits, the zygote kills every other process in the sandbox, wipes
+``/tmp`` and reports the exit, so nothing survives from one session to the next.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import gc
+import json
+import os
+import resource
+import signal
+import stat
+import sys
+import time
+from typing import Any
+
+from . import protocol
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _apply_limits(limits: dict[str, int]) -> None:
+    table = {
+        "as": resource.RLIMIT_AS,
+        "nproc": resource.RLIMIT_NPROC,
+        "fsize": resource.RLIMIT_FSIZE,
+        "nofile": resource.RLIMIT_NOFILE,
+        "cpu": resource.RLIMIT_CPU,
+        "core": resource.RLIMIT_CORE,
+        "msgqueue": resource.RLIMIT_MSGQUEUE,
+    }
+    for name, value in limits.items():
+        resource.setrlimit(table[name], (value, value))
+
+
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def _status_fields() -> dict[str, str]:
+    with open("/proc/self/status") as fh:
+        rows = (line.split(":", 1) for line in fh if ":" in line)
+        return {k: v.strip() for k, v in rows if k in {"Seccomp", "NoNewPrivs", "CapEff", "Uid"}}
+
+
+def _force_remove(path: str) -> None:
+    """Delete a file or tree even if the code made it unreadable (we own it all)."""
+    if stat.S_ISDIR(os.lstat(path).st_mode):
+        os.chmod(path, stat.S_IRWXU)
+        for name in os.listdir(path):
+            _force_remove(os.path.join(path, name))
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+
+
+def sweep(tmp: str = "/tmp") -> None:
+    """Kill every other process in this pid namespace, reap them, and empty ``tmp``."""
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)  # pid namespace: spares only init and ourselves
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            os.waitpid(-1, 0)  # we are the subreaper, so every orphan is our child
+        except ChildProcessError:
+            break
+    for entry in os.listdir(tmp):
+        _force_remove(os.path.join(tmp, entry))
+
+
+class Worker:
+    """State shared by the zygote and the session children it forks."""
+
+    def __init__(self, config: dict[str, Any], ctrl_in: int, ctrl_out: int) -> None:
+        self.config = config
+        self.ctrl_in = ctrl_in
+        self.ctrl_out = ctrl_out
+
+    def serve(self) -> None:
+        """Zygote loop: fork a child per ``open``, clean up after it, report its exit."""
+        max_in = int(self.config["max_table_bytes"])
+        while True:
+            try:
+                message, blob = protocol.read_frame(self.ctrl_in, max_in)
+            except protocol.ProtocolError:
+                return
+            if message["op"] != "open":
+                return
+            pid = os.fork()
+            if pid == 0:
+                code = 70
+                try:
+                    self._session(message, blob)
+                    code = 0
+                finally:
+                    os._exit(code)
+            del blob
+            _, status = os.waitpid(pid, 0)
+            sweep()
+            os.set_blocking(self.ctrl_in, True)
+            os.set_blocking(self.ctrl_out, True)
+            signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+            protocol.write_frame(self.ctrl_out, {"op": "exit", "code": code, "signal": signum})
+
+    def _session(self, message: dict[str, Any], blob: bytes) -> None:
+        import numpy as np
+        import pandas as pd
+
+        from . import codec
+
+        try:
+            tables = codec.decode_tables(message["tables"], blob)
+        except Exception as exc:  # noqa: BLE001 - reported to the host as data
+            protocol.write_frame(self.ctrl_out, {"op": "error", "error": repr(exc)[:2000]})
+            return
+        del blob
+        namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        namespace.update(pd=pd, np=np)
+        namespace.update(tables)
+        protocol.write_frame(self.ctrl_out, {"op": "opened"})
+        runs = 0
+        while True:
+            request, _ = protocol.read_frame(self.ctrl_in, 0)
+            if request["op"] != "run":
+                return
+            runs += 1
+            reply, value_blob = self._run(request, namespace, runs)
+            protocol.write_frame(self.ctrl_out, reply, value_blob)
+
+    def _run(
+        self, request: dict[str, Any], namespace: dict[str, Any], runs: int
+    ) -> tuple[dict[str, Any], bytes]:
+        from . import cell, codec
+
+        cfg = self.config
+        timeout = float(request["timeout"])
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+        cpu_soft = int(usage.ru_utime + usage.ru_stime + timeout + 2)
+        if cpu_hard != resource.RLIM_INFINITY:
+            cpu_soft = min(cpu_soft, cpu_hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_soft, cpu_hard))
+        json_cap = min(int(cfg["max_result_bytes"]), protocol.MAX_JSON_BYTES // 2)
+
+        def finish(value: Any) -> tuple[dict[str, Any], bytes]:
+            if value is not None:
+                namespace["_"] = value
+            return codec.encode_value(value, json_cap, int(cfg["max_repr_chars"]))
+
+        start = time.perf_counter()
+        outcome = cell.run_cell(
+            str(request["code"]),
+            namespace,
+            f"<cell {runs}>",
+            timeout=timeout,
+            max_output_chars=int(cfg["max_output_chars"]),
+            finish=finish,
+        )
+        meta, value_blob = outcome.value if outcome.value is not None else ({"kind": "none"}, b"")
+        reply = {
+            "op": "result",
+            "value": meta,
+            "stdout": outcome.stdout,
+            "error": outcome.error,
+            "error_type": outcome.error_type,
+            "timed_out": outcome.timed_out,
+            "duration_s": time.perf_counter() - start,
+        }
+        return reply, value_blob
+
+
+def _warm_up(pd: Any) -> None:
+    """Exercise common pandas paths once so forked children skip their lazy imports."""
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "x"], "c": [0.5, None, 2.0]})
+    df["d"] = pd.to_datetime(["2020-01-01", "2021-06-30", None])
+    grouped = df.groupby("b").agg({"a": "sum", "c": "mean"}).reset_index()
+    df.merge(grouped, on="b", suffixes=("", "_g")).sort_values("a").head()
+    df["b"].str.upper().value_counts()
+    df.describe(include="all")
+    pd.pivot_table(df, index="b", values="a", aggfunc="count")
+    pd.to_numeric(pd.Series(["1", "x"]), errors="coerce").isna().sum()
+    repr(df), repr(df["a"]), df.to_string(), df.to_dict("records")
+
+
+def main(argv: list[str]) -> None:
+    """Entry point inside the sandbox: set limits, warm up, say hello, serve."""
+    config = json.loads(argv[0])
+    sys.path.extend(config["site_packages"])
+    _apply_limits(config["limits"])
+    ctrl_in, ctrl_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    status = _status_fields()
+    _prctl(PR_SET_DUMPABLE, 0)  # no /proc/<pid>/mem or ptrace from same-uid children
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    start = time.perf_counter()
+    import pandas as pd
+    import pyarrow as pa
+
+    from . import codec  # noqa: F401 - imports numpy, pandas and pyarrow once, here
+
+    for name in config.get("preload", []):
+        __import__(name)
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+    pd.set_option("display.max_rows", 20, "display.max_columns", 20)
+    pd.set_option("display.width", 120, "display.max_colwidth", 60)
+    try:
+        _warm_up(pd)
+    except Exception as exc:  # noqa: BLE001 - only a speed-up; another pandas may differ
+        sys.__stderr__.write(f"tablerag sandbox: warm-up skipped: {exc!r}\n")
+    gc.collect()
+    gc.freeze()  # forked children then leave the zygote's pages shared (no copy on gc)
+    hello = {
+        "op": "hello",
+        "import_s": time.perf_counter() - start,
+        "status": status,
+        "python": sys.version.split()[0],
+        "pandas": pd.__version__,
+    }
+    os.dup2(devnull, 2)  # stderr stays open until here so start-up failures reach the host
+    os.close(devnull)
+    protocol.write_frame(ctrl_out, hello)
+    Worker(config, ctrl_in, ctrl_out).serve()
