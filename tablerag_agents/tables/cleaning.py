@@ -39,8 +39,8 @@ class TableLoadWarning(UserWarning):
 
 
 def warn(message: str) -> None:
-    """Emit a :class:`TableLoadWarning` and log it."""
-    logger.warning(message)
+    """Emit a :class:`TableLoadWarning` (also logged at DEBUG)."""
+    logger.debug(message)
     warnings.warn(message, TableLoadWarning, stacklevel=3)
 
 
