@@ -1,12 +1,19 @@
-"""Host side of one sandbox: the bubblewrap process and deadline-bound frame I/O."""
+"""Host side of one sandbox: the bubblewrap process, its control socket, session channels.
+
+The zygote inside talks to the host over a SOCK_SEQPACKET control socket that
+no forked child ever holds (it only announces readiness and reports each
+child's exit). Every session gets a brand-new socketpair, passed to the
+zygote with SCM_RIGHTS, so nothing one session writes can reach the next.
+"""
 
 from __future__ import annotations
 
-import fcntl
+import json
 import logging
 import os
 import select
 import signal
+import socket
 import subprocess
 import time
 from typing import Any
@@ -17,49 +24,118 @@ from .bwrap import HOST_ENV
 
 logger = logging.getLogger(__name__)
 
-_F_SETPIPE_SZ = 1031
-_PIPE_SIZE = 1 << 20
+_CHUNK = 1 << 20
 _STDERR_CAP = 8192
+_CTRL_MAX = 65536
 
 
 class WorkerTimeout(Exception):
-    """No complete frame arrived before the deadline."""
+    """Nothing complete arrived (or could be sent) before the deadline."""
 
 
 class WorkerDied(Exception):
-    """The worker closed its pipe or sent something that is not a valid frame."""
+    """The peer closed its end or sent something that is not a valid frame."""
+
+
+class ProtocolViolation(WorkerDied):
+    """The sandbox sent bytes that are not a valid frame (hostile or corrupt)."""
+
+
+def _wait(fd: int, events: int, deadline: float) -> None:
+    poller = select.poll()
+    poller.register(fd, events)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WorkerTimeout("no answer before the deadline")
+        if poller.poll(remaining * 1000):
+            return
+
+
+class FrameChannel:
+    """Deadline-bound frame I/O over the host end of a session socketpair."""
+
+    def __init__(self, sock: socket.socket, max_blob: int) -> None:
+        self.sock = sock
+        self.max_blob = max_blob
+        sock.setblocking(False)
+        self._fd = sock.fileno()
+        self._buf = bytearray()
+
+    def send(self, message: dict[str, Any], blob: bytes, deadline: float) -> None:
+        """Write one frame."""
+        view = memoryview(protocol.encode_frame(message, blob))
+        while view:
+            _wait(self._fd, select.POLLOUT, deadline)
+            try:
+                view = view[os.write(self._fd, view[:_CHUNK]) :]
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise WorkerDied(f"session channel closed: {exc}") from exc
+
+    def _take_frame(self) -> tuple[dict[str, Any], bytes] | None:
+        size = protocol.HEADER.size
+        if len(self._buf) < size:
+            return None
+        try:
+            json_len, blob_len = protocol.parse_header(bytes(self._buf[:size]), self.max_blob)
+            end = size + json_len + blob_len
+            if len(self._buf) < end:
+                return None
+            message = protocol.decode_message(bytes(self._buf[size : size + json_len]))
+        except protocol.ProtocolError as exc:
+            raise ProtocolViolation(f"invalid frame from the sandbox: {exc}") from exc
+        blob = bytes(self._buf[size + json_len : end])
+        del self._buf[:end]
+        return message, blob
+
+    def recv(self, deadline: float) -> tuple[dict[str, Any], bytes]:
+        """Read one frame before ``deadline`` (a ``time.monotonic()`` value)."""
+        while True:
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+            _wait(self._fd, select.POLLIN, deadline)
+            try:
+                chunk = os.read(self._fd, _CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise WorkerDied(f"session channel failed: {exc}") from exc
+            if not chunk:
+                raise WorkerDied("the session process closed its channel")
+            self._buf += chunk
+
+    def close(self) -> None:
+        """Close the host end; the session process sees end-of-file and exits."""
+        self.sock.close()
 
 
 class WorkerProcess:
-    """A running sandbox (bwrap + warm zygote) and its two pipes."""
+    """A running sandbox (bwrap + warm zygote)."""
 
-    def __init__(self, cmd: list[str], pass_fds: tuple[int, ...], max_blob: int) -> None:
+    def __init__(
+        self, cmd: list[str], ctrl: socket.socket, pass_fds: tuple[int, ...], max_blob: int
+    ) -> None:
         self.max_blob = max_blob
         self.runs = 0
-        self.sessions = 0
-        self.pending_exit = False
+        self.pending_exit: str | None = None
         self.hello: dict[str, Any] | None = None
         self.started = time.monotonic()
+        self.ctrl = ctrl
+        ctrl.setblocking(False)
         self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
             cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=HOST_ENV,
             pass_fds=pass_fds,
             start_new_session=True,
         )
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self._w = self.proc.stdin.fileno()
-        self._r = self.proc.stdout.fileno()
-        for fd in (self._w, self._r, self.proc.stderr.fileno()):
-            os.set_blocking(fd, False)
-        for fd in (self._w, self._r):
-            try:
-                fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
-            except OSError:  # pipe-max-size may be lower; the default still works
-                pass
-        self._buf = bytearray()
+        assert self.proc.stderr is not None
+        os.set_blocking(self.proc.stderr.fileno(), False)
 
     @property
     def alive(self) -> bool:
@@ -67,21 +143,42 @@ class WorkerProcess:
         return self.proc.poll() is None
 
     def stderr_text(self) -> str:
-        """Whatever bwrap or the worker wrote to stderr (capped), for error messages."""
-        assert self.proc.stderr
+        """What bwrap or the worker wrote to stderr before serving (capped)."""
+        assert self.proc.stderr is not None
         try:
             data = os.read(self.proc.stderr.fileno(), _STDERR_CAP)
-        except (BlockingIOError, OSError, ValueError):
+        except (OSError, ValueError):
             return ""
         return data.decode(errors="replace").strip()
 
+    def ctrl_recv(self, deadline: float) -> dict[str, Any]:
+        """Read one control message from the zygote."""
+        while True:
+            _wait(self.ctrl.fileno(), select.POLLIN, deadline)
+            try:
+                data = self.ctrl.recv(_CTRL_MAX)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise WorkerDied(f"control socket failed: {exc}") from exc
+            if not data:
+                raise WorkerDied("the sandbox worker exited")
+            try:
+                message = json.loads(data)
+            except ValueError as exc:
+                raise WorkerDied("invalid control message") from exc
+            if not isinstance(message, dict):
+                raise WorkerDied("invalid control message")
+            return message
+
     def wait_ready(self, timeout: float) -> None:
-        """Wait for the worker's hello (pandas imported) or raise :class:`SandboxError`."""
+        """Wait for the zygote's hello (pandas imported) or raise :class:`SandboxError`."""
         if self.hello is not None:
             return
         try:
-            message, _ = self.recv(time.monotonic() + timeout)
+            message = self.ctrl_recv(time.monotonic() + timeout)
         except (WorkerTimeout, WorkerDied) as exc:
+            time.sleep(0.05)  # let bwrap finish writing its error message
             detail = self.stderr_text()
             self.kill()
             raise SandboxError(f"sandbox worker failed to start: {exc}; {detail}") from exc
@@ -91,76 +188,39 @@ class WorkerProcess:
         self.hello = message
         logger.debug("worker ready in %.2fs: %s", time.monotonic() - self.started, message)
 
-    def send(self, message: dict[str, Any], blob: bytes, deadline: float) -> None:
-        """Write one frame, failing with :class:`WorkerDied` or :class:`WorkerTimeout`."""
-        view = memoryview(protocol.encode_frame(message, blob))
-        poller = select.poll()
-        poller.register(self._w, select.POLLOUT)
-        while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerTimeout("worker stopped reading")
-            if not poller.poll(remaining * 1000):
-                continue
-            try:
-                view = view[os.write(self._w, view) :]
-            except BlockingIOError:
-                continue
-            except (BrokenPipeError, OSError) as exc:
-                raise WorkerDied(f"worker pipe closed: {exc}") from exc
-
-    def _take_frame(self) -> tuple[dict[str, Any], bytes] | None:
-        size = protocol.HEADER.size
-        if len(self._buf) < size:
-            return None
+    def open_session(self, sid: str, deadline: float) -> FrameChannel:
+        """Hand the zygote a fresh socketpair end; it forks a session process onto it."""
+        host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            json_len, blob_len = protocol.parse_header(bytes(self._buf[:size]), self.max_blob)
-        except protocol.ProtocolError as exc:
-            raise WorkerDied(str(exc)) from exc
-        end = size + json_len + blob_len
-        if len(self._buf) < end:
-            return None
-        try:
-            message = protocol.decode_message(bytes(self._buf[size : size + json_len]))
-        except protocol.ProtocolError as exc:
-            raise WorkerDied(str(exc)) from exc
-        blob = bytes(self._buf[size + json_len : end])
-        del self._buf[:end]
-        return message, blob
+            data = json.dumps({"op": "open", "sid": sid}).encode()
+            _wait(self.ctrl.fileno(), select.POLLOUT, deadline)
+            socket.send_fds(self.ctrl, [data], [child_end.fileno()])
+        except OSError as exc:
+            host_end.close()
+            raise WorkerDied(f"control socket failed: {exc}") from exc
+        finally:
+            child_end.close()
+        self.pending_exit = sid
+        return FrameChannel(host_end, self.max_blob)
 
-    def recv(self, deadline: float) -> tuple[dict[str, Any], bytes]:
-        """Read one frame before ``deadline`` (a ``time.monotonic()`` value)."""
-        poller = select.poll()
-        poller.register(self._r, select.POLLIN)
-        while True:
-            frame = self._take_frame()
-            if frame is not None:
-                return frame
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WorkerTimeout("no answer before the deadline")
-            if not poller.poll(remaining * 1000):
-                continue
-            try:
-                chunk = os.read(self._r, _PIPE_SIZE)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise WorkerDied("worker closed its pipe")
-            self._buf += chunk
+    def wait_exit(self, timeout: float) -> dict[str, Any]:
+        """Wait for the zygote's report that the current session process is gone."""
+        if self.pending_exit is None:
+            raise SandboxError("no session is running on this worker")
+        message = self.ctrl_recv(time.monotonic() + timeout)
+        if message.get("op") != "exit" or message.get("sid") != self.pending_exit:
+            raise WorkerDied(f"unexpected control message {message.get('op')!r}")
+        self.pending_exit = None
+        return message
 
     def settle(self, timeout: float) -> None:
-        """Consume the zygote's report that the previous session ended."""
-        if not self.pending_exit:
-            return
-        message, _ = self.recv(time.monotonic() + timeout)
-        if message.get("op") != "exit":
-            raise WorkerDied(f"expected the session exit report, got {message.get('op')!r}")
-        self.pending_exit = False
+        """Consume the exit report of the previous session, if still pending."""
+        if self.pending_exit is not None:
+            self.wait_exit(timeout)
 
     def kill(self) -> None:
-        """Kill bwrap (its process group); ``--die-with-parent`` and the pid namespace
-        take every sandboxed process down with it."""
+        """Kill bwrap's process group; ``--die-with-parent`` and the pid namespace take
+        every sandboxed process down with it."""
         if self.proc.returncode is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -170,9 +230,6 @@ class WorkerProcess:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 logger.error("bwrap pid %s did not exit after SIGKILL", self.proc.pid)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        self.ctrl.close()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()

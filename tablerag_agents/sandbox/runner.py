@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import socket
 import threading
 import time
 import weakref
@@ -142,12 +143,18 @@ class Sandbox:
                 os.close(fd)
 
     def _spawn(self) -> WorkerProcess:
+        host_ctrl, child_ctrl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = self._with_filter_fd()
         try:
-            argv = bwrap.python_argv(self._paths, self._config)
-            cmd = self._command(argv, fd)
-            worker = WorkerProcess(cmd, (fd,) if fd is not None else (), self._max_blob())
+            config = dict(self._config, ctrl_fd=child_ctrl.fileno())
+            cmd = self._command(bwrap.python_argv(self._paths, config), fd)
+            fds = (child_ctrl.fileno(),) + ((fd,) if fd is not None else ())
+            worker = WorkerProcess(cmd, host_ctrl, fds, self._max_blob())
+        except BaseException:
+            host_ctrl.close()
+            raise
         finally:
+            child_ctrl.close()
             if fd is not None:
                 os.close(fd)
         self._all.add(worker)

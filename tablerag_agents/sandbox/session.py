@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import logging
+import secrets
 import signal
 import threading
 import time
@@ -14,7 +15,7 @@ import pyarrow as pa
 
 from ..errors import SandboxError
 from . import codec
-from .process import WorkerDied, WorkerProcess, WorkerTimeout
+from .process import FrameChannel, ProtocolViolation, WorkerDied, WorkerProcess, WorkerTimeout
 from .result import ExecResult
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Session:
         for note in self._notes:
             logger.info("table conversion: %s", note)
         self._worker: WorkerProcess | None = None
+        self._channel: FrameChannel | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._lost_state = False
@@ -75,30 +77,46 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _open(self) -> WorkerProcess:
-        worker = self._sandbox._acquire()
+    def _open(self) -> tuple[WorkerProcess, FrameChannel]:
+        sandbox = self._sandbox
+        worker = sandbox._acquire()
         try:
-            worker.send({"op": "open", "tables": self._entries}, self._blob, time.monotonic() + 120)
-            message, _ = worker.recv(time.monotonic() + self._sandbox.policy.startup_timeout_s)
+            channel = worker.open_session(secrets.token_hex(8), time.monotonic() + 10)
         except (WorkerDied, WorkerTimeout) as exc:
-            self._sandbox._discard(worker)
-            raise SandboxError(f"the sandbox failed while loading the tables: {exc}") from exc
+            sandbox._discard(worker)
+            raise SandboxError(f"the sandbox failed to open a session: {exc}") from exc
+        try:
+            channel.send(
+                {"op": "tables", "tables": self._entries}, self._blob, time.monotonic() + 120
+            )
+            message, _ = channel.recv(time.monotonic() + sandbox.policy.startup_timeout_s)
+        except (WorkerDied, WorkerTimeout) as exc:
+            channel.close()
+            report = self._after_death(worker, exc)
+            reason = _describe_exit(report)[0] if report else str(exc)
+            raise SandboxError(f"the sandbox could not load the tables: {reason}") from exc
         if message.get("op") != "opened":
-            error = message.get("error") or _describe_exit(message)[0]
-            worker.pending_exit = message.get("op") == "error"
-            self._sandbox._release(worker, reusable=message.get("op") in {"error", "exit"})
-            raise SandboxError(f"the sandbox could not load the tables: {error}")
-        worker.sessions += 1
-        self._sandbox.stats.sessions += 1
-        return worker
+            channel.close()
+            if message.get("op") == "error":
+                sandbox._release(worker, reusable=True)
+                raise SandboxError(f"the sandbox could not load the tables: {message.get('error')}")
+            sandbox._discard(worker)
+            raise SandboxError(f"unexpected message from the sandbox: {message.get('op')!r}")
+        sandbox.stats.sessions += 1
+        return worker, channel
 
-    def _drop(self, reusable: bool) -> None:
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            if reusable:
-                self._sandbox._release(worker, reusable=True)
+    def _after_death(self, worker: WorkerProcess, exc: Exception) -> dict[str, Any] | None:
+        """After the session process vanished, fetch the zygote's exit report."""
+        if not isinstance(exc, ProtocolViolation) and not isinstance(exc, WorkerTimeout):
+            try:
+                report = worker.wait_exit(timeout=5.0)
+            except (WorkerDied, WorkerTimeout):
+                pass
             else:
-                self._sandbox._discard(worker)
+                self._sandbox._release(worker, reusable=True)
+                return report
+        self._sandbox._discard(worker)
+        return None
 
     def run(self, code: str, timeout: float | None = None) -> ExecResult:
         """Run ``code`` in this session's namespace; the last expression is the value."""
@@ -113,48 +131,58 @@ class Session:
                 raise SandboxError("the session is closed")
             start = time.perf_counter()
             notes: list[str] = []
-            if self._worker is None:
-                self._worker = self._open()
+            if self._worker is None or self._channel is None:
+                self._worker, self._channel = self._open()
                 if self._lost_state:
                     notes.append(RESTART_NOTE)
                     self._lost_state = False
-            result = self._exchange(self._worker, code, limit, notes)
+            result = self._exchange(self._worker, self._channel, code, limit, notes)
             result.duration_s = time.perf_counter() - start
             return result
 
     def _exchange(
-        self, worker: WorkerProcess, code: str, limit: float, notes: list[str]
+        self,
+        worker: WorkerProcess,
+        channel: FrameChannel,
+        code: str,
+        limit: float,
+        notes: list[str],
     ) -> ExecResult:
         stats = self._sandbox.stats
         stats.runs += 1
         worker.runs += 1
         now = time.monotonic()
         try:
-            worker.send({"op": "run", "code": code, "timeout": limit}, b"", now + 30)
-            message, blob = worker.recv(now + limit + self._sandbox.policy.kill_grace_s)
+            channel.send({"op": "run", "code": code, "timeout": limit}, b"", now + 30)
+            message, blob = channel.recv(now + limit + self._sandbox.policy.kill_grace_s)
         except WorkerTimeout:
             stats.timeouts += 1
-            self._drop(reusable=False)
-            self._lost_state = True
+            self._forget(channel)
+            self._sandbox._discard(worker)
             error = f"TimeoutError: the code did not stop within the {limit:g} s time limit"
             return ExecResult(False, error=error, error_type="TimeoutError", timed_out=True)
         except WorkerDied as exc:
             stats.crashes += 1
-            self._drop(reusable=False)
-            self._lost_state = True
-            error = f"SandboxCrash: the sandbox stopped while running the code ({exc})"
-            return ExecResult(False, error=error, error_type="SandboxCrash")
-        if message["op"] == "exit":  # the session process died; the zygote cleaned up
-            stats.crashes += 1
-            self._drop(reusable=True)
-            self._lost_state = True
-            error, error_type, timed_out = _describe_exit(message)
+            self._forget(channel)
+            report = self._after_death(worker, exc)
+            if report is None:
+                error = f"SandboxCrash: the sandbox stopped while running the code ({exc})"
+                return ExecResult(False, error=error, error_type="SandboxCrash")
+            error, error_type, timed_out = _describe_exit(report)
             stats.timeouts += int(timed_out)
             return ExecResult(False, error=error, error_type=error_type, timed_out=timed_out)
-        if message["op"] != "result":
-            self._drop(reusable=False)
-            raise SandboxError(f"unexpected message from the sandbox: {message['op']!r}")
+        if message.get("op") != "result":
+            stats.crashes += 1
+            self._forget(channel)
+            self._sandbox._discard(worker)
+            error = f"SandboxCrash: unexpected message {message.get('op')!r} from the sandbox"
+            return ExecResult(False, error=error, error_type="SandboxCrash")
         return self._result(message, blob, notes)
+
+    def _forget(self, channel: FrameChannel) -> None:
+        channel.close()
+        self._worker = self._channel = None
+        self._lost_state = True
 
     def _result(self, message: dict[str, Any], blob: bytes, notes: list[str]) -> ExecResult:
         meta = message.get("value") or {}
@@ -185,12 +213,7 @@ class Session:
             if self._closed:
                 return
             self._closed = True
-            worker = self._worker
-            if worker is None:
-                return
-            try:
-                worker.send({"op": "close"}, b"", time.monotonic() + 5)
-                worker.pending_exit = True
-                self._drop(reusable=True)
-            except (WorkerDied, WorkerTimeout):
-                self._drop(reusable=False)
+            if self._channel is not None and self._worker is not None:
+                self._channel.close()  # the session process reads EOF and exits
+                self._sandbox._release(self._worker, reusable=True)
+            self._worker = self._channel = None

@@ -2,10 +2,11 @@
 
 Runs INSIDE bubblewrap, started by the host as a namespace package
 ``tablerag_sandbox`` (this file and its three siblings, bound read-only). The
-zygote imports pandas once, then for every session forks a child that owns a
-fresh namespace and talks to the host directly over the inherited pipes. When
-the child exits, the zygote kills every other process in the sandbox, wipes
-``/tmp`` and reports the exit, so nothing survives from one session to the next.
+zygote imports pandas once, then for every session receives a fresh socket over
+its control socket and forks a child that owns a fresh namespace and talks to
+the host over that socket only. When the child exits, the zygote kills every
+other process in the sandbox, wipes ``/tmp`` and reports the exit on the control
+socket (which children never hold), so nothing survives into the next session.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import stat
 import sys
 import time
@@ -81,64 +83,75 @@ def sweep(tmp: str = "/tmp") -> None:
 
 
 class Worker:
-    """State shared by the zygote and the session children it forks."""
+    """The zygote: owns the control socket, forks one session process per ``open``."""
 
-    def __init__(self, config: dict[str, Any], ctrl_in: int, ctrl_out: int) -> None:
+    def __init__(self, config: dict[str, Any], ctrl: socket.socket) -> None:
         self.config = config
-        self.ctrl_in = ctrl_in
-        self.ctrl_out = ctrl_out
+        self.ctrl = ctrl
+
+    def send_ctrl(self, message: dict[str, Any]) -> None:
+        """Send one control message (a single SOCK_SEQPACKET record) to the host."""
+        self.ctrl.sendall(json.dumps(message).encode())
 
     def serve(self) -> None:
-        """Zygote loop: fork a child per ``open``, clean up after it, report its exit."""
-        max_in = int(self.config["max_table_bytes"])
+        """Fork a session process per ``open``; after it ends, clean up and report."""
         while True:
-            try:
-                message, blob = protocol.read_frame(self.ctrl_in, max_in)
-            except protocol.ProtocolError:
-                return
-            if message["op"] != "open":
+            data, fds, _, _ = socket.recv_fds(self.ctrl, 65536, 1)
+            if not data:
+                return  # the host closed the control socket
+            message = json.loads(data)
+            if message.get("op") != "open" or len(fds) != 1:
+                for fd in fds:
+                    os.close(fd)
                 return
             pid = os.fork()
             if pid == 0:
                 code = 70
                 try:
-                    self._session(message, blob)
+                    self.ctrl.close()  # session code must never reach the control socket
+                    self._session(fds[0])
                     code = 0
                 finally:
                     os._exit(code)
-            del blob
+            os.close(fds[0])
             _, status = os.waitpid(pid, 0)
             sweep()
-            os.set_blocking(self.ctrl_in, True)
-            os.set_blocking(self.ctrl_out, True)
             signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-            protocol.write_frame(self.ctrl_out, {"op": "exit", "code": code, "signal": signum})
+            self.send_ctrl(
+                {"op": "exit", "sid": message.get("sid"), "code": code, "signal": signum}
+            )
 
-    def _session(self, message: dict[str, Any], blob: bytes) -> None:
+    def _session(self, fd: int) -> None:
         import numpy as np
         import pandas as pd
 
         from . import codec
 
         try:
+            message, blob = protocol.read_frame(fd, int(self.config["max_table_bytes"]))
             tables = codec.decode_tables(message["tables"], blob)
+        except protocol.ProtocolError:
+            return
         except Exception as exc:  # noqa: BLE001 - reported to the host as data
-            protocol.write_frame(self.ctrl_out, {"op": "error", "error": repr(exc)[:2000]})
+            protocol.write_frame(fd, {"op": "error", "error": repr(exc)[:2000]})
             return
         del blob
         namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         namespace.update(pd=pd, np=np)
         namespace.update(tables)
-        protocol.write_frame(self.ctrl_out, {"op": "opened"})
+        protocol.write_frame(fd, {"op": "opened"})
         runs = 0
         while True:
-            request, _ = protocol.read_frame(self.ctrl_in, 0)
+            try:
+                request, _ = protocol.read_frame(fd, 0)
+            except protocol.ProtocolError:
+                return  # the host closed the session
             if request["op"] != "run":
                 return
             runs += 1
             reply, value_blob = self._run(request, namespace, runs)
-            protocol.write_frame(self.ctrl_out, reply, value_blob)
+            protocol.write_frame(fd, reply, value_blob)
 
     def _run(
         self, request: dict[str, Any], namespace: dict[str, Any], runs: int
@@ -200,7 +213,8 @@ def main(argv: list[str]) -> None:
     config = json.loads(argv[0])
     sys.path.extend(config["site_packages"])
     _apply_limits(config["limits"])
-    ctrl_in, ctrl_out = os.dup(0), os.dup(1)
+    ctrl = socket.socket(fileno=int(config["ctrl_fd"]))
+    os.set_inheritable(ctrl.fileno(), False)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
@@ -234,5 +248,6 @@ def main(argv: list[str]) -> None:
     }
     os.dup2(devnull, 2)  # stderr stays open until here so start-up failures reach the host
     os.close(devnull)
-    protocol.write_frame(ctrl_out, hello)
-    Worker(config, ctrl_in, ctrl_out).serve()
+    worker = Worker(config, ctrl)
+    worker.send_ctrl(hello)
+    worker.serve()
