@@ -5,7 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.retrievers import BaseRetriever
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,31 @@ class Retriever(ABC):
         """Search several queries (subclasses batch this when they can)."""
         return [self.search(q, k) for q in queries]
 
+    def score(self, query: str, ids: Sequence[str]) -> list[float]:
+        """Score given docs for ``query`` (same scale as ``search``).
+
+        Used by score fusion to rate candidates another retriever found.
+        Retrievers that cannot score arbitrary docs raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot score arbitrary docs")
+
+    def as_langchain_retriever(self, k: int = 4) -> BaseRetriever:
+        """Wrap this retriever as a LangChain ``BaseRetriever`` returning ``k`` documents."""
+        from tablerag_agents.retrieval.adapters import LangChainRetriever
+
+        return LangChainRetriever(retriever=self, k=k)
+
     @abstractmethod
     def __len__(self) -> int:
         """Number of indexed docs."""
+
+
+class Reranker(ABC):
+    """Re-order candidate hits for a query (second stage after a retriever)."""
+
+    #: Short name used in reports ("maxsim", "llm", ...).
+    name: str = "reranker"
+
+    @abstractmethod
+    def rerank(self, query: str, hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
+        """Return the hits re-scored, best first; ``k`` truncates (None keeps all)."""

@@ -1,0 +1,151 @@
+"""Lexical BM25 retrieval with bm25s, persisted without pickle."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import pandas as pd
+
+from tablerag_agents.errors import IndexNotFoundError
+from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.retrieval.tokenize import Tokenizer
+
+logger = logging.getLogger(__name__)
+
+_DOCS_FILE = "docs.parquet"
+_PARAMS_FILE = "bm25.json"
+_BM25_DIR = "bm25s"
+
+
+class BM25Retriever(Retriever):
+    """Okapi BM25 over docs tokenized by ``Tokenizer`` (stopwords, Snowball stems).
+
+    Docs can be added at any time; the BM25 matrix is rebuilt lazily on the
+    next search (bm25s cannot append). Docs that share no term with the query
+    score 0 and are not returned, so a search may give fewer than ``k`` hits.
+    """
+
+    name = "bm25"
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer | None = None,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+    ) -> None:
+        """Create an empty index with BM25 parameters ``k1``, ``b`` and bm25s ``method``."""
+        self.tokenizer = tokenizer or Tokenizer()
+        self.k1, self.b, self.method = k1, b, method
+        self._docs: list[Doc] = []
+        self._pos: dict[str, int] = {}
+        self._bm25: bm25s.BM25 | None = None
+
+    def params(self) -> dict[str, Any]:
+        """Return the settings that change scores (for manifests)."""
+        return {"k1": self.k1, "b": self.b, "method": self.method, **self.tokenizer.params()}
+
+    def __len__(self) -> int:
+        """Number of indexed docs."""
+        return len(self._docs)
+
+    def add(self, docs: Sequence[Doc]) -> None:
+        """Add docs with new ids (ValueError on a duplicate id)."""
+        for doc in docs:
+            if doc.id in self._pos:
+                raise ValueError(f"duplicate doc id {doc.id!r}")
+            self._pos[doc.id] = len(self._docs)
+            self._docs.append(doc)
+        if docs:
+            self._bm25 = None
+
+    def _engine(self) -> bm25s.BM25:
+        if self._bm25 is None:
+            engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+            corpus = [self.tokenizer(d.text) for d in self._docs]
+            engine.index(corpus, show_progress=False)
+            self._bm25 = engine
+        return self._bm25
+
+    def scores_all(self, query: str) -> np.ndarray:
+        """Return the BM25 score of every doc (in insertion order) for ``query``."""
+        if not self._docs:
+            return np.zeros(0, dtype=np.float32)
+        tokens = self.tokenizer(query)
+        engine = self._engine()
+        known = [t for t in tokens if t in engine.vocab_dict]
+        if not known:
+            return np.zeros(len(self._docs), dtype=np.float32)
+        return np.asarray(engine.get_scores(known), dtype=np.float32)
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return up to ``k`` docs with a positive score, best first."""
+        scores = self.scores_all(query)
+        if k <= 0 or scores.size == 0:
+            return []
+        top = _top_k(scores, k)
+        return [self._hit(int(i), float(scores[i])) for i in top if scores[i] > 0]
+
+    def score(self, query: str, ids: Sequence[str]) -> list[float]:
+        """Return the BM25 score of each id (KeyError for an unknown id)."""
+        scores = self.scores_all(query)
+        return [float(scores[self._pos[i]]) for i in ids]
+
+    def _hit(self, pos: int, score: float) -> Hit:
+        doc = self._docs[pos]
+        return Hit(id=doc.id, score=score, text=doc.text, metadata=doc.metadata)
+
+    def save(self, path: str | Path) -> None:
+        """Write docs (Parquet), parameters (JSON) and the bm25s arrays (``.npy``, no pickle)."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        frame = pd.DataFrame(
+            {
+                "id": [d.id for d in self._docs],
+                "text": [d.text for d in self._docs],
+                "metadata": [json.dumps(d.metadata) for d in self._docs],
+            }
+        )
+        frame.to_parquet(folder / _DOCS_FILE, index=False, compression="zstd")
+        (folder / _PARAMS_FILE).write_text(json.dumps(self.params(), indent=2), encoding="utf-8")
+        if self._docs:
+            self._engine().save(str(folder / _BM25_DIR), allow_pickle=False)
+
+    @classmethod
+    def load(cls, path: str | Path, tokenizer: Tokenizer | None = None) -> BM25Retriever:
+        """Read an index written by ``save``.
+
+        Raises:
+            IndexNotFoundError: If the folder or its files are missing.
+        """
+        folder = Path(path)
+        if not (folder / _DOCS_FILE).is_file() or not (folder / _PARAMS_FILE).is_file():
+            raise IndexNotFoundError(folder)
+        params = json.loads((folder / _PARAMS_FILE).read_text(encoding="utf-8"))
+        tok = tokenizer or Tokenizer(stopwords=params["stopwords"], stem=params["stem"])
+        self = cls(tok, k1=params["k1"], b=params["b"], method=params["method"])
+        frame = pd.read_parquet(folder / _DOCS_FILE)
+        self._docs = [
+            Doc(id=i, text=t, metadata=json.loads(m))
+            for i, t, m in frame.itertuples(index=False, name=None)
+        ]
+        self._pos = {d.id: n for n, d in enumerate(self._docs)}
+        if self._docs and (folder / _BM25_DIR).is_dir():
+            self._bm25 = bm25s.BM25.load(
+                str(folder / _BM25_DIR), allow_pickle=False, show_progress=False
+            )
+        return self
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest scores, best first (ties by position)."""
+    k = min(k, scores.size)
+    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+    return part[np.lexsort((part, -scores[part]))]

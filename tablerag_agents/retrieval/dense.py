@@ -1,0 +1,113 @@
+"""Dense retrieval through any LangChain ``VectorStore`` (default: our FAISS store)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import VectorStore
+
+from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.retrieval.vectorstore import FaissVectorStore, unit_rows
+
+logger = logging.getLogger(__name__)
+
+
+class DenseRetriever(Retriever):
+    """Embedding search; cosine similarity with the default ``FaissVectorStore``.
+
+    Pass ``vectorstore=`` to use another engine (Chroma, PGVector...): callers
+    do not change. With a foreign store, scores are its relevance scores in [0, 1]
+    (or its native scores when it defines no relevance scale), and ``score()``
+    re-embeds the stored texts.
+    """
+
+    name = "dense"
+
+    def __init__(
+        self, embeddings: Embeddings | None = None, *, vectorstore: VectorStore | None = None
+    ) -> None:
+        """Use ``vectorstore`` if given, else a new ``FaissVectorStore(embeddings)``."""
+        if vectorstore is None:
+            if embeddings is None:
+                raise ValueError("DenseRetriever needs embeddings or a vectorstore")
+            vectorstore = FaissVectorStore(embeddings)
+        self.vectorstore = vectorstore
+        self._count = len(vectorstore) if isinstance(vectorstore, FaissVectorStore) else 0
+
+    @property
+    def embeddings(self) -> Embeddings:
+        """The embeddings of the underlying store."""
+        emb = self.vectorstore.embeddings
+        if emb is None:
+            raise ValueError("the vector store exposes no embeddings")
+        return emb
+
+    def __len__(self) -> int:
+        """Number of indexed docs."""
+        if isinstance(self.vectorstore, FaissVectorStore):
+            return len(self.vectorstore)
+        return self._count
+
+    def add(self, docs: Sequence[Doc]) -> None:
+        """Embed and add docs."""
+        if not docs:
+            return
+        self.vectorstore.add_texts(
+            [d.text for d in docs], [dict(d.metadata) for d in docs], ids=[d.id for d in docs]
+        )
+        self._count += len(docs)
+
+    def add_with_vectors(self, docs: Sequence[Doc], vectors: np.ndarray) -> None:
+        """Add docs whose vectors were computed elsewhere (default store only)."""
+        if not isinstance(self.vectorstore, FaissVectorStore):
+            raise TypeError("precomputed vectors need the default FaissVectorStore")
+        self.vectorstore.add_embeddings(
+            [d.text for d in docs], vectors, [dict(d.metadata) for d in docs], [d.id for d in docs]
+        )
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return the ``k`` nearest docs, best first."""
+        if k <= 0:
+            return []
+        if isinstance(self.vectorstore, FaissVectorStore):
+            pairs = self.vectorstore.similarity_search_with_score(query, k=k)
+        else:
+            try:
+                pairs = self.vectorstore.similarity_search_with_relevance_scores(query, k=k)
+            except NotImplementedError:
+                # The store defines no relevance scale: use its native scores,
+                # which LangChain's own stores report as similarities.
+                pairs = self.vectorstore.similarity_search_with_score(query, k=k)
+        return [_to_hit(doc, score) for doc, score in pairs]
+
+    def search_by_vector(self, vector: Sequence[float], k: int = 10) -> list[Hit]:
+        """Return the ``k`` docs nearest to a query vector (default store only)."""
+        if not isinstance(self.vectorstore, FaissVectorStore):
+            raise TypeError("search_by_vector needs the default FaissVectorStore")
+        pairs = self.vectorstore.similarity_search_with_score_by_vector(vector, k=k)
+        return [_to_hit(doc, score) for doc, score in pairs]
+
+    def score(self, query: str, ids: Sequence[str]) -> list[float]:
+        """Return the cosine between ``query`` and each doc (KeyError for an unknown id)."""
+        if not ids:
+            return []
+        query_vec = unit_rows(self.embeddings.embed_query(query))[0]
+        if isinstance(self.vectorstore, FaissVectorStore):
+            doc_vecs = self.vectorstore.vectors(ids)
+        else:
+            docs = {d.id: d for d in self.vectorstore.get_by_ids(list(ids))}
+            missing = [i for i in ids if i not in docs]
+            if missing:
+                raise KeyError(missing[0])
+            doc_vecs = unit_rows(
+                self.embeddings.embed_documents([docs[i].page_content for i in ids])
+            )
+        return (doc_vecs @ query_vec).astype(float).tolist()
+
+
+def _to_hit(doc: Document, score: float) -> Hit:
+    return Hit(id=str(doc.id), score=float(score), text=doc.page_content, metadata=doc.metadata)

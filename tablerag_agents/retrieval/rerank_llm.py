@@ -1,0 +1,135 @@
+"""Listwise LLM re-ranking of candidate tables (seed 001's re-rank step).
+
+The model sees the question and numbered short table descriptions and replies
+with table numbers, best first. Parsing is lenient (any integers in range, in
+order of appearance); candidates the reply does not mention keep their order
+after the mentioned ones, so a malformed reply never drops a candidate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.retrieval.base import Hit, Reranker
+
+logger = logging.getLogger(__name__)
+
+_INT = re.compile(r"\d+")
+
+
+class _Candidate(Protocol):
+    """A frozen dataclass hit with ``score``, ``text`` and ``metadata`` (Hit, TableHit)."""
+
+    score: float
+    text: str
+    metadata: dict[str, Any]
+
+
+H = TypeVar("H", bound=_Candidate)
+
+
+def _shorten(text: str, max_chars: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 3].rstrip() + "..."
+
+
+def format_rerank_prompt(
+    question: str, texts: Sequence[str], *, max_chars: int = 240, template: str | None = None
+) -> str:
+    """Fill the ``rerank_tables`` prompt with the question and numbered table texts."""
+    template = template if template is not None else load_prompt("rerank_tables")
+    listing = "\n".join(f"[{n}] {_shorten(t, max_chars)}" for n, t in enumerate(texts, start=1))
+    return template.format(question=question, tables=listing)
+
+
+def parse_ranking(reply: str, n: int) -> list[int]:
+    """Return the 0-based candidate positions the reply names, in order, without repeats.
+
+    Integers outside ``1..n`` (years, counts) are ignored.
+    """
+    order: list[int] = []
+    for match in _INT.finditer(reply):
+        value = int(match.group())
+        if 1 <= value <= n and value - 1 not in order:
+            order.append(value - 1)
+    return order
+
+
+def rerank_texts_with_llm(
+    model: BaseChatModel,
+    question: str,
+    texts: Sequence[str],
+    *,
+    max_chars: int = 240,
+    template: str | None = None,
+) -> list[int]:
+    """Ask ``model`` to order ``texts`` for ``question``; return a full permutation of positions.
+
+    Model errors are not swallowed; an unparseable reply keeps the input order.
+    """
+    n = len(texts)
+    if n <= 1:
+        return list(range(n))
+    prompt = format_rerank_prompt(question, texts, max_chars=max_chars, template=template)
+    reply = model.invoke([HumanMessage(content=prompt)])
+    content = reply.content if isinstance(reply.content, str) else str(reply.content)
+    named = parse_ranking(content, n)
+    if not named:
+        logger.warning("LLM re-rank reply had no table number; keeping the order: %.120r", content)
+    return named + [i for i in range(n) if i not in named]
+
+
+def rerank_with_llm(
+    model: BaseChatModel,
+    question: str,
+    candidates: Sequence[H],
+    *,
+    top_n: int = 10,
+    max_chars: int = 240,
+    template: str | None = None,
+) -> list[H]:
+    """Re-order the first ``top_n`` candidates with the LLM; the rest follow unchanged.
+
+    ``candidates`` are :class:`Hit` or ``TableHit`` objects (anything dataclass-like
+    with ``score``, ``text`` and ``metadata``); the same type comes back.
+
+    Re-ranked hits get ``score = top_n - position`` (above every hit left out)
+    and keep their first-stage score in ``metadata["first_stage_score"]``.
+    """
+    head, tail = list(candidates[:top_n]), list(candidates[top_n:])
+    order = rerank_texts_with_llm(
+        model, question, [h.text for h in head], max_chars=max_chars, template=template
+    )
+    tail_top = max((h.score for h in tail), default=0.0)
+    out = []
+    for pos, i in enumerate(order):
+        hit = head[i]
+        meta = {**hit.metadata, "first_stage_score": hit.score}
+        new_score = tail_top + float(len(order) - pos)
+        out.append(dataclasses.replace(hit, score=new_score, metadata=meta))  # type: ignore[type-var]
+    return out + tail
+
+
+class LLMReranker(Reranker):
+    """A :class:`Reranker` that asks a chat model to order the candidates."""
+
+    name = "llm"
+
+    def __init__(self, model: BaseChatModel, *, top_n: int = 10, max_chars: int = 240) -> None:
+        """Re-rank the best ``top_n`` hits, each shown in at most ``max_chars`` characters."""
+        self.model = model
+        self.top_n = top_n
+        self.max_chars = max_chars
+
+    def rerank(self, query: str, hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
+        """Return the hits with the first ``top_n`` re-ordered by the model."""
+        out = rerank_with_llm(self.model, query, hits, top_n=self.top_n, max_chars=self.max_chars)
+        return out if k is None else out[:k]
