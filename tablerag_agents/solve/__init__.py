@@ -1,1 +1,37 @@
-"""solve."""
+"""Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable.
+
+Each takes a :class:`SolverContext` (or a question and one DataFrame) and
+returns a :class:`SolverResult` with the short answer, a sentence, the cited
+cells, the trace, tokens and seconds.
+"""
+
+from tablerag_agents.solve.base import (
+    CitedCell,
+    Provenance,
+    Solver,
+    SolverContext,
+    SolverResult,
+    TraceStep,
+)
+from tablerag_agents.solve.process_df import ProcessDfSolver
+from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
+from tablerag_agents.solve.read_table import ReadTableSolver
+from tablerag_agents.solve.sql import SQLSolver
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLRejectedError, SQLResult
+
+__all__ = [
+    "CitedCell",
+    "ProcessDfSolver",
+    "Provenance",
+    "PyReActSolver",
+    "ReadTableSolver",
+    "SQLRejectedError",
+    "SQLResult",
+    "SQLSolver",
+    "SafeDuckDB",
+    "Solver",
+    "SolverContext",
+    "SolverResult",
+    "TraceStep",
+    "supports_native_tools",
+]

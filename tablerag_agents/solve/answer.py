@@ -1,0 +1,194 @@
+"""The answer step: short answer items, a sentence, and the cells that back them up."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tablerag_agents.evaluation.normalize import normalize_value
+from tablerag_agents.solve.base import CitedCell, Provenance, frame_records
+
+logger = logging.getLogger(__name__)
+
+MAX_ITEMS = 50
+"""A value with more items than this is a table, not an answer."""
+
+
+def scalar_text(value: Any) -> str:
+    """Format one scalar for an answer (``3.0`` -> ``"3"``, ``True`` -> ``"yes"``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value.is_integer():
+            return str(int(value))
+        return f"{value:.6g}" if abs(value) < 1e15 else str(value)
+    if isinstance(value, pd.Timestamp):
+        return value.date().isoformat() if value == value.normalize() else value.isoformat()
+    return str(value).strip()
+
+
+def value_to_items(value: Any) -> list[str] | None:
+    """Turn a code result into answer items, or None if it is not answer-shaped.
+
+    Scalars give one item; lists, Series and one-column tables give one item per
+    value; a 1x1 table gives its cell. Wide tables, dicts with many keys and very
+    long lists are not answers (None).
+    """
+    if isinstance(value, pd.DataFrame):
+        if value.shape == (1, 1):
+            return value_to_items(value.iat[0, 0])
+        if value.shape[1] == 1 and 0 < len(value) <= MAX_ITEMS:
+            return value_to_items(value.iloc[:, 0].tolist())
+        return None
+    if isinstance(value, pd.Series | pd.Index | np.ndarray):
+        return value_to_items(list(value)) if 0 < len(value) <= MAX_ITEMS else None
+    if isinstance(value, dict):
+        if len(value) == 1:
+            return value_to_items(next(iter(value.values())))
+        return None
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [scalar_text(v) for v in value if not isinstance(v, list | tuple | dict)]
+        if len(items) != len(value) or not 0 < len(items) <= MAX_ITEMS:
+            return None
+        return [i for i in items if i != ""] or None
+    text = scalar_text(value)
+    return [text] if text else None
+
+
+def join_items(items: Iterable[str]) -> str:
+    """The short answer string: items joined by ``|``."""
+    return "|".join(items)
+
+
+def _indexed_rows(value: Any, main: pd.DataFrame) -> pd.DataFrame | None:
+    """Return ``value`` as a frame if its index labels point at rows of ``main``."""
+    frame: pd.DataFrame | None = None
+    if isinstance(value, pd.DataFrame):
+        frame = value
+    elif isinstance(value, pd.Series) and value.name is not None:
+        frame = value.to_frame()
+    if frame is None or frame.empty or len(frame) > MAX_ITEMS:
+        return None
+    if isinstance(frame.index, pd.RangeIndex) and len(frame) == len(main):
+        return None  # the whole table (or a transformed copy) says nothing
+    if not frame.index.isin(main.index).all():
+        return None
+    shared = [c for c in frame.columns if c in main.columns]
+    if not shared:
+        return None
+    # The rows must really be the original rows: shared cells equal (numbers
+    # compared numerically, since solvers may have cleaned "7,169" into 7169).
+    orig = main.loc[frame.index, shared]
+    for a, b in zip(orig.to_numpy().ravel(), frame[shared].to_numpy().ravel(), strict=True):
+        va, vb = normalize_value(scalar_text(a)), normalize_value(scalar_text(b))
+        if not (va.matches(vb) or (va.text == "" and vb.text == "")):
+            return None
+    return frame[shared]
+
+
+def locate_cells(
+    tables: Mapping[str, pd.DataFrame],
+    items: Iterable[str],
+    *,
+    columns: Iterable[str] | None = None,
+    limit: int = 10,
+) -> list[CitedCell]:
+    """Find cells whose value equals an answer item (numbers compared numerically).
+
+    Args:
+        tables: Tables to search, by id.
+        items: Answer items.
+        columns: If given, only cells in these columns are cited (e.g. the
+            columns the code used), which avoids citing unrelated equal values.
+        limit: Maximum number of cells returned.
+    """
+    wanted = [normalize_value(i) for i in items if str(i).strip()]
+    allowed = set(columns) if columns is not None else None
+    out: list[CitedCell] = []
+    for tid, df in tables.items():
+        for col in df.columns:
+            if allowed is not None and str(col) not in allowed:
+                continue
+            for pos, raw in enumerate(df[col].tolist()):
+                cell = normalize_value(scalar_text(raw))
+                if any(cell.matches(w) and w.matches(cell) for w in wanted):
+                    out.append(CitedCell(table=tid, row=pos, column=str(col), value=str(raw)))
+                    if len(out) >= limit:
+                        return out
+    return out
+
+
+def columns_mentioned(code: str, df: pd.DataFrame) -> list[str]:
+    """Columns of ``df`` whose name appears quoted in ``code``."""
+    names = []
+    for c in df.columns:
+        name = str(c)
+        if any(q + name + q in code for q in ("'", '"')):
+            names.append(name)
+    return names
+
+
+def build_provenance(
+    value: Any,
+    items: list[str] | None,
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    code: str = "",
+    main_id: str | None = None,
+) -> Provenance:
+    """Trace an answer back to the input tables.
+
+    Rows returned by pandas code keep their original index, so they are cited
+    directly (``result_rows``). Otherwise the cells whose value equals an answer
+    item are cited (``value_match``), limited to the columns the code named
+    when it named any.
+    """
+    main_id = main_id or next(iter(tables))
+    main = tables[main_id]
+    rows = _indexed_rows(value, main)
+    if rows is not None:
+        positions = {label: main.index.get_loc(label) for label in rows.index}
+        cells = [
+            CitedCell(table=main_id, row=int(positions[label]), column=str(col), value=str(v))
+            for label, row in rows.iterrows()
+            for col, v in row.items()
+        ]
+        evidence = [
+            {"row": int(positions[label]), **rec}
+            for label, rec in zip(rows.index, frame_records(rows, limit=MAX_ITEMS), strict=False)
+        ]
+        return Provenance(method="result_rows", cells=cells[:50], evidence_rows=evidence[:10])
+    evidence = frame_records(value, limit=10) if isinstance(value, pd.DataFrame) else []
+    if not items:
+        return Provenance(evidence_rows=evidence)
+    cols = columns_mentioned(code, main) if code else []
+    cells = locate_cells({main_id: main}, items, columns=cols or None)
+    if not cells and cols:
+        cells = locate_cells({main_id: main}, items)
+    method = "value_match" if cells else "none"
+    return Provenance(method=method, cells=cells, evidence_rows=evidence)
+
+
+def explain(answer: str, provenance: Provenance, sentence: str | None = None) -> str:
+    """Write the natural-language answer: ``sentence`` (from a model) or a template.
+
+    The cited table rows are appended so the reader knows where to check.
+    """
+    if not answer:
+        return "No answer could be found in the table."
+    rows = sorted({c.row for c in provenance.cells})
+    where = ""
+    if rows:
+        shown = ", ".join(str(r) for r in rows[:8]) + (" ..." if len(rows) > 8 else "")
+        where = f" (table row{'s' if len(rows) > 1 else ''} {shown})"
+    base = (sentence or "").strip().rstrip(".") or f"The answer is {answer.replace('|', ', ')}"
+    return f"{base}{where}."

@@ -1,0 +1,145 @@
+"""Compact table previews for solver prompts, and numeric clean-up of string columns."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+_MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
+_NUMERIC = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
+_STRIP = str.maketrans("", "", "$£€¥%\u00a0 ")
+
+
+def _to_number(text: str) -> float | None:
+    s = text.strip().replace("\u2212", "-").translate(_STRIP)
+    if not _NUMERIC.match(s):
+        return None
+    return float(s.replace(",", ""))
+
+
+def clean_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy where text columns holding only numbers become numeric.
+
+    A column converts when every non-missing cell is a plain number (thousands
+    separators, currency signs and ``%`` allowed) and at least one is present;
+    missing markers (empty, ``-``, ``—``, ``n/a``...) become NaN. Columns with any
+    other text (``"4th, Western"``, ``"2001-02"``) are left unchanged, so no
+    information is lost.
+    """
+    out = df.copy()
+    for col in out.columns:
+        series = out[col]
+        if not (series.dtype == object or pd.api.types.is_string_dtype(series)):
+            continue
+        values: list[float] = []
+        ok = True
+        for raw in series.tolist():
+            text = "" if raw is None else str(raw)
+            if text.strip().lower() in _MISSING:
+                values.append(np.nan)
+                continue
+            num = _to_number(text)
+            if num is None:
+                ok = False
+                break
+            values.append(num)
+        if not ok or all(np.isnan(v) for v in values):
+            continue
+        arr = np.array(values, dtype=float)
+        if not np.isnan(arr).any() and np.all(arr == np.round(arr)) and np.abs(arr).max() < 2**53:
+            out[col] = arr.astype(np.int64)
+        else:
+            out[col] = arr
+    return out
+
+
+def dtype_name(series: pd.Series) -> str:
+    """Short dtype name for prompts: ``int``, ``float``, ``bool``, ``date`` or ``str``."""
+    if pd.api.types.is_bool_dtype(series):
+        return "bool"
+    if pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_float_dtype(series):
+        return "float"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return "date"
+    return "str"
+
+
+def _cell(value: object, max_chars: int) -> str:
+    if isinstance(value, float):
+        if np.isnan(value):
+            return ""
+        if value.is_integer():
+            value = int(value)
+    text = str(value).replace("\n", " ").replace("|", "/")
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
+def markdown_rows(
+    df: pd.DataFrame, *, max_rows: int | None = None, max_chars: int = 60, index: bool = False
+) -> str:
+    """Render ``df`` as a markdown table (header + rows), optionally only the first rows."""
+    frame = df if max_rows is None else df.head(max_rows)
+    cols = [str(c) for c in frame.columns]
+    header = (["row"] if index else []) + cols
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for idx, row in zip(frame.index, frame.itertuples(index=False), strict=True):
+        cells = ([str(idx)] if index else []) + [_cell(v, max_chars) for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def describe_table(
+    df: pd.DataFrame,
+    *,
+    name: str = "df",
+    head_rows: int = 8,
+    max_chars: int = 40,
+    quote: str = "'",
+) -> str:
+    """Describe a table for a code-writing prompt: size, columns with dtypes, first rows.
+
+    Args:
+        df: The table.
+        name: Its name in the code (``df`` for Python, ``t`` for SQL).
+        head_rows: How many first rows to show.
+        max_chars: Longer cells are cut.
+        quote: Quote character for column names (``'`` for Python, ``"`` for SQL).
+    """
+    cols = ", ".join(f"{quote}{c}{quote} ({dtype_name(df[c])})" for c in df.columns)
+    parts = [
+        f"`{name}` has {len(df)} rows and {len(df.columns)} columns.",
+        f"Columns: {cols}",
+    ]
+    if head_rows > 0 and len(df):
+        shown = min(head_rows, len(df))
+        label = "All rows" if shown == len(df) else f"First {shown} rows"
+        parts.append(f"{label}:\n{markdown_rows(df, max_rows=shown, max_chars=max_chars)}")
+    return "\n".join(parts)
+
+
+def context_block(
+    tables: dict[str, pd.DataFrame],
+    extra: str = "",
+    sub_table: pd.DataFrame | None = None,
+    *,
+    head_rows: int = 8,
+    quote: str = "'",
+) -> tuple[str, str]:
+    """Return ``(tables text, extra text)`` for a solver prompt.
+
+    The first table is described with ``head_rows`` rows, others with three;
+    ``extra`` (schema, retrieved cells, clarifications) and a filtered
+    ``sub_table`` go in the second part.
+    """
+    names = list(tables)
+    parts = [describe_table(tables[names[0]], name=names[0], head_rows=head_rows, quote=quote)]
+    parts += [describe_table(tables[n], name=n, head_rows=3, quote=quote) for n in names[1:]]
+    extra = extra.strip()
+    if sub_table is not None and not sub_table.empty:
+        rows = markdown_rows(sub_table.head(20), max_chars=40, index=True)
+        extra = f"{extra}\nRelevant rows:\n{rows}".strip()
+    return "\n".join(parts), extra

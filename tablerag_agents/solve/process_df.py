@@ -1,0 +1,150 @@
+"""process_df solver (seed 001): the model writes `process_df(df)` once; the sandbox runs it."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.sandbox import ExecResult, Sandbox
+from tablerag_agents.solve.answer import value_to_items
+from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.parsing import extract_code, fenced_blocks
+from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.runtime import (
+    RunRecorder,
+    answer_from_result,
+    call_model,
+    observation_text,
+)
+
+logger = logging.getLogger(__name__)
+
+_DEF = re.compile(r"^def\s+process_df\s*\(", re.M)
+
+
+def extract_function(text: str) -> str | None:
+    """Return the code defining ``process_df`` (or any Python code) from a reply."""
+    for _, body in fenced_blocks(text):
+        if _DEF.search(body):
+            return body
+    m = _DEF.search(text)
+    if m:  # unfenced: take the definition and the indented lines after it
+        lines = text[m.start() :].splitlines()
+        body = [lines[0]]
+        for line in lines[1:]:
+            if line.strip() and not line.startswith((" ", "\t")):
+                break
+            body.append(line)
+        return "\n".join(body).rstrip()
+    return extract_code(text, "python")
+
+
+def program(code: str) -> str:
+    """The cell to run: the function, then its call on a copy of ``df``."""
+    if _DEF.search(code):
+        return f"{code}\n\nprocess_df(df.copy())"
+    return code  # a plain script: its last expression is the answer
+
+
+class ProcessDfSolver:
+    """One-shot code generation: ``process_df(df)`` returns the answer.
+
+    Args:
+        model: Chat model writing the function.
+        sandbox: Where it runs (a fresh namespace per run).
+        repair: After an exception, show the error and let the model fix it once.
+        head_rows: Rows shown in the prompt.
+        clean: Convert number-like text columns to numbers first.
+        exec_timeout_s: Time limit of one run.
+        explain_model: If set, writes the answer sentence (one more call).
+    """
+
+    name = "process_df"
+
+    def __init__(
+        self,
+        model: Runnable[Any, Any],
+        sandbox: Sandbox,
+        *,
+        repair: bool = True,
+        head_rows: int = 8,
+        clean: bool = True,
+        exec_timeout_s: float = 10.0,
+        explain_model: BaseChatModel | None = None,
+    ) -> None:
+        """Store the model, sandbox and options."""
+        self.model = model
+        self.sandbox = sandbox
+        self.repair = repair
+        self.head_rows = head_rows
+        self.clean = clean
+        self.exec_timeout_s = exec_timeout_s
+        self.explain_model = explain_model
+
+    def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
+        table, extra = context_block(
+            tables, ctx.extra_text(), ctx.sub_table, head_rows=self.head_rows
+        )
+        user = load_prompt("process_df_user").format(
+            table=table, extra=extra, question=ctx.question
+        )
+        return [
+            SystemMessage(load_prompt("process_df_system")),
+            HumanMessage(user.replace("\n\n", "\n")),
+        ]
+
+    def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
+        """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
+        ctx = as_context(question, df)
+        tables = ctx.python_tables()
+        if self.clean:
+            tables = {name: clean_numbers(frame) for name, frame in tables.items()}
+        rec = RunRecorder(self.name, ctx)
+        messages = self._messages(ctx, tables)
+        result: ExecResult | None = None
+        code = ""
+        for attempt in range(2 if self.repair else 1):
+            reply = call_model(self.model, messages)
+            code = extract_function(reply.text) or ""
+            if not code:
+                rec.add(reply, action="none", observation="no code in the reply", ok=False)
+                result = None
+            else:
+                result = self.sandbox.run(program(code), tables, timeout=self.exec_timeout_s)
+                rec.add(
+                    reply,
+                    action="python",
+                    code=code,
+                    observation=observation_text(result),
+                    ok=result.ok,
+                    exec_seconds=result.duration_s,
+                )
+                if result.ok:
+                    break
+            if attempt == 0 and self.repair:
+                error = observation_text(result, 800) if result else "no ```python block found"
+                messages += [
+                    AIMessage(reply.text),
+                    HumanMessage(load_prompt("process_df_repair").format(error=error)),
+                ]
+        iterations = len(rec.steps)
+        if result is None or not result.ok:
+            error = "no code produced" if result is None else f"code failed: {result.error_type}"
+            return rec.finish(None, code=code, error=error, iterations=iterations)
+        items = value_to_items(result.value)
+        if items is None and (result.value is not None or result.value_repr):
+            items = answer_from_result(self.model, rec, observation_text(result))
+        return rec.finish(
+            items,
+            value=result.value,
+            code=code,
+            iterations=iterations,
+            explain_model=self.explain_model,
+        )

@@ -1,0 +1,87 @@
+"""ReadTable baseline (seed 002): the whole table in the prompt, the model answers directly."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pandas as pd
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import Runnable
+
+from tablerag_agents.index.tokens import count_tokens
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.parsing import clean_answer, parse_react
+from tablerag_agents.solve.preview import markdown_rows
+from tablerag_agents.solve.runtime import RunRecorder, call_model
+
+logger = logging.getLogger(__name__)
+
+
+def fit_rows(df: pd.DataFrame, budget_tokens: int, max_chars: int) -> tuple[str, bool]:
+    """Render ``df`` as markdown, dropping trailing rows only if it exceeds the budget.
+
+    Returns:
+        The markdown and whether rows were dropped.
+    """
+    full = markdown_rows(df, max_chars=max_chars)
+    if count_tokens(full) <= budget_tokens:
+        return full, False
+    lines = full.split("\n")
+    used = count_tokens("\n".join(lines[:2]))
+    kept = lines[:2]
+    for line in lines[2:]:
+        cost = count_tokens(line) + 1
+        if used + cost > budget_tokens:
+            break
+        kept.append(line)
+        used += cost
+    note = f"(table truncated: first {len(kept) - 2} of {len(df)} rows shown)"
+    return "\n".join([*kept, note]), True
+
+
+class ReadTableSolver:
+    """Baseline: put the whole table (markdown) in the prompt and ask for the answer.
+
+    Args:
+        model: Chat model.
+        context_tokens: Context window of the model; the table is cut only when
+            the prompt would not fit (``result.truncated`` then says so).
+        reserve_tokens: Tokens kept free for the instructions and the answer.
+        max_cell_chars: Longer cells are shortened.
+    """
+
+    name = "read_table"
+
+    def __init__(
+        self,
+        model: Runnable[Any, Any],
+        *,
+        context_tokens: int = 8192,
+        reserve_tokens: int = 700,
+        max_cell_chars: int = 100,
+    ) -> None:
+        """Store the model and the prompt budget."""
+        self.model = model
+        self.context_tokens = context_tokens
+        self.reserve_tokens = reserve_tokens
+        self.max_cell_chars = max_cell_chars
+
+    def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
+        """Answer ``question`` by reading the main table of the context."""
+        ctx = as_context(question, df)
+        rec = RunRecorder(self.name, ctx)
+        budget = self.context_tokens - self.reserve_tokens - count_tokens(ctx.question)
+        # The token count is an estimate: keep a 15% margin for the model's tokenizer.
+        table, truncated = fit_rows(ctx.main_df, int(budget * 0.85), self.max_cell_chars)
+        if truncated:
+            logger.warning("ReadTable: table cut to fit %d tokens", self.context_tokens)
+        title = f"Title: {ctx.caption}\n" if ctx.caption else ""
+        prompt = load_prompt("read_table").format(title=title, table=table, question=ctx.question)
+        reply = call_model(self.model, [HumanMessage(prompt)])
+        step = parse_react(reply.text)
+        final = step.final_answer or clean_answer(reply.text)
+        rec.add(reply, action="answer", thought=step.thought)
+        items = [p.strip() for p in final.split("|") if p.strip()]
+        return rec.finish(items, iterations=1, truncated=truncated)

@@ -1,0 +1,152 @@
+"""Model calls with token/time accounting, and assembly of a :class:`SolverResult`."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.solve.answer import build_provenance, explain, join_items
+from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
+from tablerag_agents.solve.parsing import parse_react
+
+logger = logging.getLogger(__name__)
+
+# numpy 2 reprs scalars as np.int64(3): show the model a plain 3.
+_NUMPY_SCALAR = re.compile(r"\bnp\.(?:int|uint|float|bool|str)_?\w*\(([^()]*)\)")
+
+
+def observation_text(result: Any, max_chars: int = 1200) -> str:
+    """The text of a sandbox :class:`ExecResult` for the model, numpy reprs simplified."""
+    return _NUMPY_SCALAR.sub(r"\1", result.observation(max_chars))
+
+
+@dataclass
+class LLMReply:
+    """One model reply with its token usage and latency."""
+
+    message: AIMessage
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        """The reply text (list contents joined)."""
+        content = self.message.content
+        if isinstance(content, str):
+            return content
+        return "".join(c if isinstance(c, str) else str(c.get("text", "")) for c in content)
+
+
+def call_model(
+    model: Runnable[Any, Any], messages: Sequence[BaseMessage], *, stop: list[str] | None = None
+) -> LLMReply:
+    """Invoke ``model`` and read token usage from the reply's ``usage_metadata``."""
+    started = time.perf_counter()
+    message = model.invoke(list(messages), stop=stop) if stop else model.invoke(list(messages))
+    seconds = time.perf_counter() - started
+    if not isinstance(message, AIMessage):
+        message = AIMessage(content=str(getattr(message, "content", message)))
+    usage = message.usage_metadata or {}
+    return LLMReply(
+        message=message,
+        input_tokens=int(usage.get("input_tokens", 0)),
+        output_tokens=int(usage.get("output_tokens", 0)),
+        seconds=seconds,
+    )
+
+
+@dataclass
+class RunRecorder:
+    """Collect trace steps, tokens and wall time of one solver run."""
+
+    solver: str
+    context: SolverContext
+    started: float = field(default_factory=time.perf_counter)
+    steps: list[TraceStep] = field(default_factory=list)
+    code_errors: int = 0
+
+    def add(self, reply: LLMReply | None, **fields: Any) -> TraceStep:
+        """Append a trace step for ``reply`` (and the code it ran, via ``fields``)."""
+        step = TraceStep(step=len(self.steps) + 1, **fields)
+        if reply is not None:
+            step.input_tokens = reply.input_tokens
+            step.output_tokens = reply.output_tokens
+            step.llm_seconds = reply.seconds
+            step.raw = step.raw or reply.text
+        if step.ok is False:
+            self.code_errors += 1
+        self.steps.append(step)
+        return step
+
+    def finish(
+        self,
+        items: list[str] | None,
+        *,
+        value: Any = None,
+        code: str = "",
+        error: str | None = None,
+        iterations: int | None = None,
+        truncated: bool = False,
+        explain_model: BaseChatModel | None = None,
+    ) -> SolverResult:
+        """Build the result: answer, explanation, provenance, totals."""
+        items = [i for i in (items or []) if i.strip()]
+        answer = join_items(items)
+        provenance = build_provenance(
+            value, items, self.context.tables, code=code, main_id=self.context.main_id
+        )
+        if not items and error is None:
+            error = "no answer produced"
+        n_calls = len(self.steps)
+        sentence = None
+        if explain_model is not None and answer:
+            prompt = load_prompt("answer_sentence").format(
+                question=self.context.question, answer=answer.replace("|", ", ")
+            )
+            reply = call_model(explain_model, [HumanMessage(prompt)])
+            self.add(reply, action="answer", thought="write the answer sentence")
+            sentence = reply.text.strip().split("\n")[0]
+        text = explain(answer, provenance, sentence)
+        result = SolverResult(
+            solver=self.solver,
+            question=self.context.question,
+            answer=answer,
+            answer_items=items,
+            explanation=text,
+            provenance=provenance,
+            trace=self.steps,
+            input_tokens=sum(s.input_tokens for s in self.steps),
+            output_tokens=sum(s.output_tokens for s in self.steps),
+            iterations=iterations if iterations is not None else n_calls,
+            error=error,
+            code_errors=self.code_errors,
+            truncated=truncated,
+        )
+        result.seconds = time.perf_counter() - self.started
+        logger.debug("%s answered %r in %.1fs", self.solver, answer, result.seconds)
+        return result
+
+
+def answer_from_result(
+    model: Runnable[Any, Any], recorder: RunRecorder, result_text: str
+) -> list[str]:
+    """Ask the model for the short answer when a code result is not answer-shaped."""
+    prompt = load_prompt("answer_from_result").format(
+        question=recorder.context.question, result=result_text
+    )
+    reply = call_model(model, [HumanMessage(prompt)])
+    text = reply.text.strip()
+    answer = parse_react(text).final_answer or (text.splitlines()[0] if text else "")
+    answer = re.sub(r"^\W*answer\W*:\s*", "", answer, flags=re.I).strip().rstrip(".")
+    recorder.add(reply, action="answer", thought="read the answer off the result")
+    return [a.strip() for a in answer.split("|") if a.strip()]

@@ -1,0 +1,144 @@
+"""SQL solver (seed 001): the model writes one DuckDB query, run in a locked-down DuckDB."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.solve.answer import value_to_items
+from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.parsing import extract_code
+from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.runtime import RunRecorder, answer_from_result, call_model
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
+
+logger = logging.getLogger(__name__)
+
+MAIN_SQL_TABLE = "t"
+
+
+def extract_sql(text: str) -> str | None:
+    """Return the SQL in a reply: a ```sql block, an untagged block, or a bare SELECT."""
+    code = extract_code(text, "sql")
+    if code:
+        return code
+    lowered = text.lower()
+    for kw in ("with ", "select "):
+        pos = lowered.find(kw)
+        if pos >= 0:
+            return text[pos:].strip().split("\n\n")[0].strip()
+    return None
+
+
+class SQLSolver:
+    """Answer a question with one SQL query, retried with the error on failure.
+
+    Args:
+        model: Chat model writing the SQL.
+        max_retries: Extra attempts after a failed (or empty) query.
+        retry_on_empty: Treat an empty result as a failure worth one more try.
+        head_rows: Rows shown in the prompt.
+        clean: Convert number-like text columns to numbers first.
+        timeout_s: Per-query time limit.
+        explain_model: If set, writes the answer sentence (one more call).
+    """
+
+    name = "sql"
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        max_retries: int = 2,
+        retry_on_empty: bool = True,
+        head_rows: int = 8,
+        clean: bool = True,
+        timeout_s: float = 5.0,
+        explain_model: BaseChatModel | None = None,
+    ) -> None:
+        """Store the model and options."""
+        self.model = model
+        self.max_retries = max_retries
+        self.retry_on_empty = retry_on_empty
+        self.head_rows = head_rows
+        self.clean = clean
+        self.timeout_s = timeout_s
+        self.explain_model = explain_model
+
+    def _engine(self, ctx: SolverContext) -> tuple[SafeDuckDB, dict[str, pd.DataFrame]]:
+        tables: dict[str, pd.DataFrame] = {}
+        for i, (tid, df) in enumerate(ctx.tables.items()):
+            frame = clean_numbers(df) if self.clean else df.copy()
+            frame.columns = sql_column_names(list(frame.columns))
+            tables[MAIN_SQL_TABLE if i == 0 else tid] = frame
+        aliases = {ctx.main_id: MAIN_SQL_TABLE} if ctx.main_id != MAIN_SQL_TABLE else {}
+        return SafeDuckDB(tables, timeout_s=self.timeout_s, aliases=aliases), tables
+
+    def _prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
+        table, extra = context_block(
+            tables, ctx.extra_text(), ctx.sub_table, head_rows=self.head_rows, quote='"'
+        )
+        user = load_prompt("sql_user").format(table=table, extra=extra, question=ctx.question)
+        return [
+            SystemMessage(load_prompt("sql_system")),
+            HumanMessage(user.replace("\n\n", "\n")),
+        ]
+
+    def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
+        """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
+        ctx = as_context(question, df)
+        engine, tables = self._engine(ctx)
+        rec = RunRecorder(self.name, ctx)
+        messages = self._prompt(ctx, tables)
+        last: SQLResult | None = None
+        sql = ""
+        for attempt in range(self.max_retries + 1):
+            reply = call_model(self.model, messages)
+            sql = extract_sql(reply.text) or ""
+            if not sql:
+                rec.add(reply, action="none", observation="no SQL found in the reply", ok=False)
+                messages += [
+                    AIMessage(reply.text),
+                    HumanMessage("Write the query in a ```sql block."),
+                ]
+                continue
+            last = engine.run(sql)
+            obs = last.observation()
+            rec.add(
+                reply,
+                action="sql",
+                code=sql,
+                observation=obs,
+                ok=last.ok,
+                exec_seconds=last.seconds,
+            )
+            if last.ok and (last.rows or not self.retry_on_empty):
+                break
+            if attempt == self.max_retries:
+                break
+            follow = (
+                load_prompt("sql_retry").format(error=obs)
+                if not last.ok
+                else load_prompt("sql_empty")
+            )
+            messages += [AIMessage(reply.text), HumanMessage(follow)]
+        return self._finish(rec, last, sql)
+
+    def _finish(self, rec: RunRecorder, last: SQLResult | None, sql: str) -> SolverResult:
+        iterations = len(rec.steps)
+        if last is None or not last.ok:
+            error = "no SQL produced" if last is None else f"SQL failed: {last.error}"
+            return rec.finish(None, code=sql, error=error, iterations=iterations)
+        frame = last.frame()
+        items: list[str] | None = value_to_items(frame) if last.rows else None
+        if items is None and last.rows:
+            items = answer_from_result(self.model, rec, last.observation())
+        value: Any = frame
+        return rec.finish(
+            items, value=value, code=sql, iterations=iterations, explain_model=self.explain_model
+        )

@@ -1,0 +1,92 @@
+"""An honest scripted chat model for tests (no network, no real LLM).
+
+``ScriptedChatModel`` replays the replies it is given, in order, like a real
+model would answer: strings become AI messages, AI messages (for example with
+``tool_calls``) are returned as they are. Like a real server it cuts a text
+reply at the first stop sequence, and it reports token usage (whitespace
+tokens of the prompt and the reply) so token accounting can be tested. It
+records every prompt, stop list and bound tool list for assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+
+def count_tokens(text: str) -> int:
+    """Whitespace token count used as the fake usage metadata."""
+    return len(str(text).split())
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Replay scripted replies; record prompts, stop sequences and bound tools."""
+
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+    stops: list[list[str] | None] = Field(default_factory=list)
+    bound_tools: list[dict[str, Any]] = Field(default_factory=list)
+
+    def __init__(self, replies: Sequence[str | AIMessage], **kwargs: Any) -> None:
+        """Create the model with its replies (streaming off so tool calls survive)."""
+        kwargs.setdefault("disable_streaming", True)
+        super().__init__(messages=iter(list(replies)), **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.prompts.append(list(messages))
+        self.stops.append(stop)
+        try:
+            reply = next(self.messages)
+        except StopIteration:
+            raise AssertionError(
+                f"ScriptedChatModel ran out of replies after {len(self.prompts) - 1} calls"
+            ) from None
+        if isinstance(reply, str):
+            for s in stop or []:
+                if s in reply:
+                    reply = reply[: reply.index(s)]
+            message = AIMessage(content=reply)
+        else:
+            message = reply.model_copy()
+        prompt_tokens = sum(count_tokens(m.content) for m in messages)
+        out_tokens = count_tokens(message.content)
+        message.usage_metadata = {
+            "input_tokens": prompt_tokens,
+            "output_tokens": out_tokens,
+            "total_tokens": prompt_tokens + out_tokens,
+        }
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        **kwargs: Any,
+    ) -> ScriptedChatModel:
+        """Record the tools (as OpenAI tool schemas) and return this model."""
+        self.bound_tools = [convert_to_openai_tool(t) for t in tools]
+        return self
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted replies have not been used."""
+        rest = list(self.messages)
+        self.messages = iter(rest)
+        return len(rest)
+
+
+def tool_call(name: str, args: dict[str, Any], call_id: str = "call_1") -> AIMessage:
+    """An AI message asking for one native tool call."""
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])

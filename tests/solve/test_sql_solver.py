@@ -1,0 +1,167 @@
+"""SQL solver and its locked-down DuckDB engine, with the scripted fake model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from fakes import ScriptedChatModel
+
+from tablerag_agents.solve.base import SolverContext
+from tablerag_agents.solve.sql import SQLSolver, extract_sql
+from tablerag_agents.solve.sql_engine import (
+    SafeDuckDB,
+    SQLRejectedError,
+    check_read_only,
+    sql_column_names,
+)
+
+
+def test_sql_solver_answers_and_cites(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT MAX("Year") FROM t WHERE "League" = \'USL A-League\'\n```',
+        ]
+    )
+    result = SQLSolver(model).solve("last year in the usl a-league?", seasons)
+    assert result.error is None
+    assert result.answer == "2004" and result.answer_items == ["2004"]
+    assert result.iterations == 1 and result.solver == "sql"
+    assert result.provenance.method == "value_match"
+    assert [(c.row, c.column, c.value) for c in result.provenance.cells] == [(3, "Year", "2004")]
+    assert "2004" in result.explanation and "row 3" in result.explanation
+    # The prompt shows SQL-quoted columns with dtypes after numeric clean-up.
+    prompt = model.prompts[0][1].content
+    assert '"Avg. Attendance" (int)' in prompt and '"League" (str)' in prompt
+    assert result.input_tokens > 50 and result.output_tokens == 11
+    assert result.trace[0].code.startswith("SELECT MAX") and result.trace[0].ok
+
+
+def test_sql_retry_feeds_the_error_back(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            'SELECT "Attendance" FROM t WHERE "Year" = 2002',
+            '```sql\nSELECT "Avg. Attendance" FROM t WHERE "Year" = 2002;\n```',
+        ]
+    )
+    result = SQLSolver(model).solve("attendance in 2002?", seasons)
+    assert result.answer == "6260"
+    assert result.iterations == 2 and result.code_errors == 1
+    retry_prompt = model.prompts[1][-1].content
+    assert "Attendance" in retry_prompt and "failed" in retry_prompt
+    assert result.trace[0].ok is False and "Binder" in result.trace[0].observation
+
+
+def test_sql_retry_on_empty_then_gives_up(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        ['SELECT "Year" FROM t WHERE "League" = \'MLS\''] * 2,
+    )
+    result = SQLSolver(model, max_retries=1).solve("when in MLS?", seasons)
+    assert result.iterations == 2
+    assert "no rows" in model.prompts[1][-1].content
+    assert result.answer == "" and result.error == "no answer produced"
+
+
+def test_sql_multi_column_result_asks_for_the_answer(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT "Year", "Regular Season" FROM t WHERE "Year" IN (2001, 2004)\n```',
+            "Answer: 2001|2004",
+        ]
+    )
+    result = SQLSolver(model).solve("which years were they Western?", seasons)
+    assert result.answer_items == ["2001", "2004"]
+    assert "4th, Western" in model.prompts[1][0].content
+    assert result.iterations == 1 and len(result.trace) == 2
+    assert result.trace[1].action == "answer"
+    assert result.provenance.evidence_rows[0] == {"Year": "2001", "Regular Season": "4th, Western"}
+
+
+def test_sql_hostile_column_names(hostile: pd.DataFrame) -> None:
+    assert sql_column_names(list(hostile.columns)) == [
+        'na"me; DROP TABLE t; --',
+        "select",
+        "col3",
+        "Année (€)",
+    ]
+    model = ScriptedChatModel(
+        ['```sql\nSELECT "na""me; DROP TABLE t; --" FROM t WHERE "col3" > 15 AND "select" < 3\n```']
+    )
+    ctx = SolverContext(question="which?", tables={"weird table": hostile})
+    result = SQLSolver(model).solve(ctx)
+    assert result.answer == "b"
+    assert result.provenance.cells[0].row == 1
+    engine = SafeDuckDB({"t": hostile}, aliases={"weird table": "t"})
+    assert engine.run('SELECT COUNT(*) FROM "weird table"').rows == [(3,)]
+    assert engine.run("SELECT SUM(\"Année (€)\" = 'z') FROM t").rows == [(1,)]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1; SELECT 2",
+        "COPY t TO 'x.csv'",
+        "ATTACH 'x.db'",
+        "INSTALL httpfs",
+        "PRAGMA version",
+        "SET enable_external_access = true",
+        "CALL pragma_version()",
+        "",
+        "SELEC 1",
+    ],
+)
+def test_check_read_only_rejects(sql: str) -> None:
+    with pytest.raises(SQLRejectedError):
+        check_read_only(sql)
+
+
+def test_engine_blocks_files_even_without_the_courtesy_check(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n42\n")
+    engine = SafeDuckDB({"t": pd.DataFrame({"a": [1]})})
+    # SELECTs that pass the statement check are stopped by DuckDB itself.
+    for sql in (
+        f"SELECT * FROM read_csv('{secret}')",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        f"SELECT * FROM '{secret}'",
+        "SELECT read_text('/etc/passwd')",
+    ):
+        res = engine.run(sql)
+        assert not res.ok and res.rows == [], sql
+    # Run the dangerous statements on the locked connection directly.
+    con = engine._connect()
+    out = tmp_path / "out.csv"
+    for sql in (
+        f"COPY t TO '{out}'",
+        f"ATTACH '{tmp_path / 'x.db'}' AS x",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SET enable_external_access = true",
+        "SET lock_configuration = false",
+    ):
+        with pytest.raises(duckdb.Error):
+            con.execute(sql)
+    con.close()
+    assert not out.exists() and not (tmp_path / "x.db").exists()
+    res = engine.run(f"COPY t TO '{out}'")
+    assert res.error_type == "SQLRejectedError" and "COPY" in (res.error or "")
+
+
+def test_engine_timeout_and_caps() -> None:
+    engine = SafeDuckDB({"t": pd.DataFrame({"a": range(1000)})}, timeout_s=0.3, max_rows=10)
+    res = engine.run("SELECT COUNT(*) FROM range(10000000000) a, range(10) b")
+    assert res.timed_out and not res.ok and res.seconds < 5
+    capped = engine.run("SELECT a FROM t")
+    assert len(capped.rows) == 10 and capped.truncated
+    assert "more than 10 rows" in capped.observation()
+    wide = SafeDuckDB({"t": pd.DataFrame({f"c{i}": range(50) for i in range(10)})}, max_cells=100)
+    assert len(wide.run("SELECT * FROM t").rows) == 10
+
+
+def test_extract_sql_variants() -> None:
+    assert extract_sql("```sql\nSELECT 1\n```") == "SELECT 1"
+    assert extract_sql("Here:\n```\nSELECT 2\n```") == "SELECT 2"
+    assert extract_sql("The query is SELECT 3 FROM t\n\nThis selects...") == "SELECT 3 FROM t"
+    assert extract_sql("I cannot answer.") is None
