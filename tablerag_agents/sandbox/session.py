@@ -71,6 +71,13 @@ class Session:
         self._closed = False
         self._lost_state = False
 
+    def __del__(self) -> None:
+        # A forgotten session must not keep its worker leased forever.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110 - never raise from a finalizer
+            pass
+
     def __enter__(self) -> Session:
         return self
 

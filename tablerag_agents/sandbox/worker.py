@@ -17,6 +17,7 @@ import gc
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import stat
@@ -93,8 +94,33 @@ class Worker:
         """Send one control message (a single SOCK_SEQPACKET record) to the host."""
         self.ctrl.sendall(json.dumps(message).encode())
 
+    def _fork_standby(self) -> tuple[int, socket.socket]:
+        """Fork the next session process now, so it can warm up before it is needed.
+
+        The standby has run only our own warm-up code: it touches pandas once so
+        its copy-on-write page faults happen here, not while the caller waits.
+        """
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                self.ctrl.close()  # session code must never reach the control socket
+                parent_end.close()
+                _standby_warm_up(child_end)
+                _, fds, _, _ = socket.recv_fds(child_end, 16, 1)
+                child_end.close()
+                if len(fds) == 1:
+                    self._session(fds[0])
+                    code = 0
+            finally:
+                os._exit(code)
+        child_end.close()
+        return pid, parent_end
+
     def serve(self) -> None:
-        """Fork a session process per ``open``; after it ends, clean up and report."""
+        """Hand each ``open`` to the standby process; after it ends, clean up and report."""
+        standby = self._fork_standby()
         while True:
             data, fds, _, _ = socket.recv_fds(self.ctrl, 65536, 1)
             if not data:
@@ -104,15 +130,12 @@ class Worker:
                 for fd in fds:
                     os.close(fd)
                 return
-            pid = os.fork()
-            if pid == 0:
-                code = 70
-                try:
-                    self.ctrl.close()  # session code must never reach the control socket
-                    self._session(fds[0])
-                    code = 0
-                finally:
-                    os._exit(code)
+            pid, link = standby
+            try:
+                socket.send_fds(link, [b"s"], [fds[0]])
+            except OSError:
+                pass  # the standby died: the host sees the channel close and asks why
+            link.close()
             os.close(fds[0])
             _, status = os.waitpid(pid, 0)
             sweep()
@@ -121,6 +144,7 @@ class Worker:
             self.send_ctrl(
                 {"op": "exit", "sid": message.get("sid"), "code": code, "signal": signum}
             )
+            standby = self._fork_standby()
 
     def _session(self, fd: int) -> None:
         import numpy as np
@@ -208,6 +232,36 @@ def _warm_up(pd: Any) -> None:
     repr(df), repr(df["a"]), df.to_string(), df.to_dict("records")
 
 
+def _standby_warm_up(link: socket.socket) -> None:
+    """Pre-fault the paths every session takes (cell, codec, pandas) in a fresh standby.
+
+    Runs in small steps and stops as soon as a session is waiting on ``link``, so
+    back-to-back sessions never wait for the warm-up.
+    """
+    import pandas as pd
+
+    from . import cell, codec
+
+    state: dict[str, Any] = {}
+
+    def run_cell() -> None:
+        frame = codec.ipc_to_frame(codec.frame_to_ipc(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})))
+        namespace: dict[str, Any] = {"__builtins__": builtins, "df": frame, "pd": pd}
+        code = "print(len(df))\ndf[df['a'] > 0].groupby('b')['a'].sum()"
+        outcome = cell.run_cell(code, namespace, "<warm-up>", timeout=5.0, max_output_chars=100)
+        state["frame"] = codec.encode_value(outcome.value, 1 << 20, 1000)
+
+    poller = select.poll()
+    poller.register(link, select.POLLIN)
+    for step in (run_cell, lambda: _warm_up(pd)):
+        if poller.poll(0):
+            return
+        try:
+            step()
+        except Exception:  # noqa: BLE001, S110 - a speed-up only; the session still works
+            pass
+
+
 def main(argv: list[str]) -> None:
     """Entry point inside the sandbox: set limits, warm up, say hello, serve."""
     config = json.loads(argv[0])
@@ -225,7 +279,7 @@ def main(argv: list[str]) -> None:
     import pandas as pd
     import pyarrow as pa
 
-    from . import codec  # noqa: F401 - imports numpy, pandas and pyarrow once, here
+    from . import cell, codec  # noqa: F401 - import numpy, pandas and pyarrow once, here
 
     for name in config.get("preload", []):
         __import__(name)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -179,3 +181,23 @@ def test_closed_sandbox_refuses_work() -> None:
     sandbox.close()
     with pytest.raises(SandboxError, match="closed"):
         sandbox.run("1")
+
+
+def test_threads_share_the_pool_safely(sb: Sandbox) -> None:
+    def job(n: int) -> list[int]:
+        with sb.session({"df": DF.head(n % 3 + 1)}) as s:
+            s.run(f"x = {n}")
+            return [s.run("x * 10").value, s.run("len(df)").value]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(job, range(12)))
+    assert results == [[n * 10, n % 3 + 1] for n in range(12)]
+
+
+def test_forgotten_session_releases_its_worker() -> None:
+    with Sandbox(SandboxPolicy(max_workers=1, acquire_timeout_s=5)) as sandbox:
+        session = sandbox.session()
+        assert session.run("1").value == 1
+        del session  # never closed: the finalizer must free the only worker
+        gc.collect()
+        assert sandbox.run("2").value == 2
