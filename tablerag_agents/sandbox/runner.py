@@ -172,6 +172,7 @@ class Sandbox:
                 worker = self._take_or_spawn(deadline)
             try:
                 worker.wait_ready(self.policy.startup_timeout_s)
+                self._verify(worker)
                 worker.settle(timeout=10.0)
                 return worker
             except (WorkerDied, WorkerTimeout) as exc:
@@ -181,6 +182,22 @@ class Sandbox:
                 self._discard(worker)
                 raise
         raise SandboxError("could not obtain a working sandbox worker after 3 attempts")
+
+    def _verify(self, worker: WorkerProcess) -> None:
+        """Refuse a worker whose process is not as confined as configured (fail closed)."""
+        status = (worker.hello or {}).get("status", {})
+        problems = []
+        if status.get("NoNewPrivs") != "1":
+            problems.append("no_new_privs is off")
+        if int(status.get("CapEff", "1"), 16) != 0:
+            problems.append(f"capabilities {status.get('CapEff')} are set")
+        if self._filter is not None and status.get("Seccomp") != "2":
+            problems.append("the seccomp filter is not active")
+        if self._drop_uid and str(status.get("Uid", "0")).split()[0] == "0":
+            problems.append("the code would run as root")
+        if problems:
+            self._discard(worker)
+            raise SandboxUnavailableError(f"sandbox worker is not confined: {', '.join(problems)}")
 
     def _take_or_spawn(self, deadline: float) -> WorkerProcess:
         while True:

@@ -276,6 +276,7 @@ def main(argv: list[str]) -> None:
     _prctl(PR_SET_DUMPABLE, 0)  # no /proc/<pid>/mem or ptrace from same-uid children
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     start = time.perf_counter()
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
@@ -285,6 +286,7 @@ def main(argv: list[str]) -> None:
         __import__(name)
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
+    np.set_printoptions(legacy="1.25")  # repr scalars as 3, not np.int64(3): clearer for an LLM
     pd.set_option("display.max_rows", 20, "display.max_columns", 20)
     pd.set_option("display.width", 120, "display.max_colwidth", 60)
     try:

@@ -76,6 +76,19 @@ def test_plain_data_values(sb: Sandbox) -> None:
     assert type(res.value["n"]) is int
 
 
+def test_numpy_scalars_repr_plainly(sb: Sandbox) -> None:
+    res = sb.run("[np.int64(3), np.float64(0.5)], np.int64(4)")
+    assert res.value_repr == "([3, 0.5], 4)" and res.value == [[3, 0.5], 4]
+
+
+def test_worker_reports_its_confinement(sb: Sandbox) -> None:
+    assert sb.run("1").ok
+    worker = next(iter(sb._all))
+    status = worker.hello["status"]
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert int(status["CapEff"], 16) == 0 and status["Uid"].split()[0] != "0"
+
+
 def test_non_data_value_comes_back_as_repr_only(sb: Sandbox) -> None:
     res = sb.run("def f():\n    return 1\nf")
     assert res.ok and res.value is None and res.value_repr.startswith("<function f")
