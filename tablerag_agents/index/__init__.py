@@ -1,1 +1,18 @@
-"""index."""
+"""Per-table schema and cell databases under a budget, and the TableRAG prompt context."""
+
+from tablerag_agents.index.cells import CellDatabase, CellEntry, build_cell_db
+from tablerag_agents.index.prompt import build_table_context
+from tablerag_agents.index.schema import SchemaEntry, build_schema
+from tablerag_agents.index.table_index import TableIndex
+from tablerag_agents.index.tokens import count_tokens
+
+__all__ = [
+    "CellDatabase",
+    "CellEntry",
+    "SchemaEntry",
+    "TableIndex",
+    "build_cell_db",
+    "build_schema",
+    "build_table_context",
+    "count_tokens",
+]

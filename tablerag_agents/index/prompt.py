@@ -28,8 +28,8 @@ def build_table_context(
     *,
     max_value_chars: int = 50,
     max_examples: int = 3,
-    max_schema: int | None = None,
-    max_cells: int | None = None,
+    max_schema: int | None = 10,
+    max_cells: int | None = 30,
 ) -> str:
     """Assemble the retrieved schema and cells of ``table`` into prompt text.
 
@@ -39,8 +39,9 @@ def build_table_context(
         cell_hits: Retrieved cell values, best first.
         max_value_chars: Longest value text shown.
         max_examples: Example values shown per column.
-        max_schema: Cap on schema entries shown (default: all hits).
-        max_cells: Cap on cell values shown (default: all hits).
+        max_schema: Cap on schema entries shown (``None``: all hits). With the
+            caps the context stays bounded even for many expanded queries.
+        max_cells: Cap on cell values shown (``None``: all hits).
 
     Returns:
         Text such as::

@@ -11,6 +11,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from tablerag_agents.index.cells import CellEntry
 from tablerag_agents.index.prompt import build_table_context
+from tablerag_agents.index.schema import SchemaEntry
 from tablerag_agents.index.table_index import TableIndex
 from tablerag_agents.index.tokens import count_tokens
 from tablerag_agents.retrieval.base import Doc, Hit, Retriever
@@ -166,3 +167,14 @@ def test_merge_keeps_best_score_per_entry() -> None:
     entries = full.cells.entries
     assert merged == [entries[1], entries[0], entries[2]]
     assert index.search_cells(["q1", "q2"], k=2, limit=1) == [entries[1]]
+
+
+def test_prompt_context_caps_hits() -> None:
+    table = _table(50)
+    schema = [SchemaEntry(f"col{i}", "text", 1, 0, ("v",)) for i in range(60)]
+    cells = [CellEntry("team", f"Team {i}", 1) for i in range(100)]
+    text = build_table_context(table, schema, cells, max_schema=4, max_cells=7)
+    assert text.count('"column_name"') == 4
+    assert text.count('"Team ') == 7
+    default = build_table_context(table, schema, cells)
+    assert default.count('"column_name"') == 10 and default.count('"Team ') == 30
