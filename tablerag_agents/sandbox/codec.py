@@ -11,6 +11,7 @@ import datetime as _dt
 import decimal
 import json
 import math
+import struct
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,12 +36,62 @@ def frame_to_ipc(df: pd.DataFrame) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def ipc_to_frame(data: bytes) -> pd.DataFrame:
-    """Parse and fully validate Arrow IPC stream bytes, then convert to pandas."""
-    with pa.ipc.open_stream(pa.py_buffer(data)) as reader:
+def ipc_to_frame(data: bytes, max_cells: int | None = None) -> pd.DataFrame:
+    """Parse and fully validate Arrow IPC stream bytes, then convert to pandas.
+
+    Args:
+        data: An Arrow IPC stream.
+        max_cells: Refuse frames with more rows x columns than this (their pandas
+            form could be far larger than ``data``: null or run-end columns).
+
+    Raises:
+        ValueError: Compressed bodies (a decompression bomb could exhaust memory),
+            too many cells, or invalid data.
+    """
+    buffer = pa.py_buffer(data)
+    for message in pa.ipc.MessageReader.open_stream(buffer):
+        if message.type in ("record batch", "dictionary batch"):
+            if _body_is_compressed(message.metadata.to_pybytes()):
+                raise ValueError("compressed Arrow IPC bodies are not accepted")
+    with pa.ipc.open_stream(buffer) as reader:
         table = reader.read_all()
+    cells = table.num_rows * max(table.num_columns, 1)
+    if max_cells is not None and cells > max_cells:
+        raise ValueError(f"frame of {cells} cells exceeds the limit of {max_cells}")
     table.validate(full=True)
     return table.to_pandas(use_threads=False)
+
+
+def _fb_field(buf: bytes, table: int, index: int) -> int | None:
+    """Absolute position of field ``index`` of the flatbuffer table at ``table``."""
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    slot = 4 + 2 * index
+    if slot >= struct.unpack_from("<H", buf, vtable)[0]:
+        return None
+    offset = struct.unpack_from("<H", buf, vtable + slot)[0]
+    return table + offset if offset else None
+
+
+def _fb_deref(buf: bytes, pos: int) -> int:
+    return pos + struct.unpack_from("<I", buf, pos)[0]
+
+
+def _body_is_compressed(metadata: bytes) -> bool:
+    """Whether an IPC message's RecordBatch declares body compression (Arrow Message.fbs)."""
+    try:
+        root = _fb_deref(metadata, 0)
+        kind_pos, header_pos = _fb_field(metadata, root, 1), _fb_field(metadata, root, 2)
+        if kind_pos is None or header_pos is None:
+            return False
+        kind, batch = metadata[kind_pos], _fb_deref(metadata, header_pos)
+        if kind == 2:  # DictionaryBatch: its field 1 is the RecordBatch
+            data_pos = _fb_field(metadata, batch, 1)
+            if data_pos is None:
+                return False
+            batch, kind = _fb_deref(metadata, data_pos), 3
+        return kind == 3 and _fb_field(metadata, batch, 3) is not None
+    except (struct.error, IndexError) as exc:
+        raise ValueError(f"malformed Arrow message metadata: {exc}") from exc
 
 
 def arrow_safe(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -201,13 +252,23 @@ def _encode_pandas(
     return meta, blob
 
 
+def max_cells_for(blob: bytes) -> int:
+    """Cell limit for a received frame: legit frames have at most ~2 cells per byte."""
+    return 2 * len(blob) + 65_536
+
+
 def decode_value(meta: dict[str, Any], blob: bytes) -> Any:
-    """Rebuild the value encoded by :func:`encode_value` (None when only a repr came)."""
+    """Rebuild the value encoded by :func:`encode_value` (None when only a repr came).
+
+    Meant for untrusted input: frames are size-checked and validated.
+    """
     kind = meta.get("kind")
     if kind == "json":
         return meta.get("json")
     if kind == "frame":
-        return ipc_to_frame(blob)
+        return ipc_to_frame(blob, max_cells_for(blob))
     if kind == "series":
-        return ipc_to_frame(blob).iloc[:, 0].rename(meta.get("name"))
+        frame = ipc_to_frame(blob, max_cells_for(blob))
+        name = meta.get("name")
+        return frame.iloc[:, 0].rename(name if isinstance(name, str | int | float) else None)
     return None

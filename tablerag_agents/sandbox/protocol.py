@@ -41,7 +41,7 @@ def decode_message(body: bytes) -> dict[str, Any]:
     """Parse the JSON part of a frame into a dict."""
     try:
         message = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ProtocolError(f"undecodable message: {exc}") from exc
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise ProtocolError("message is not an object with an 'op'")

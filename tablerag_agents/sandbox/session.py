@@ -11,7 +11,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import pyarrow as pa
 
 from ..errors import SandboxError
 from . import codec
@@ -53,6 +52,11 @@ def _describe_exit(message: dict[str, Any]) -> tuple[str, str, bool]:
         hint = " (often memory exhaustion inside a C extension)" if name != "SIGKILL" else ""
         return f"ProcessKilled: the Python process died from {name}{hint}", "ProcessKilled", False
     return f"ProcessExit: the Python process exited with status {code}", "ProcessExit", False
+
+
+def _text(value: Any, cap: int) -> str:
+    """A string no longer than ``cap`` from a field that should already be one."""
+    return (value if isinstance(value, str) else str(value))[:cap]
 
 
 class Session:
@@ -192,25 +196,30 @@ class Session:
         self._lost_state = True
 
     def _result(self, message: dict[str, Any], blob: bytes, notes: list[str]) -> ExecResult:
-        meta = message.get("value") or {}
+        # Everything here came from sandboxed code, which can forge frames: check types.
+        meta = message.get("value")
+        meta = meta if isinstance(meta, dict) else {}
         try:
             value = codec.decode_value(meta, blob)
-        except (pa.ArrowException, ValueError, TypeError, KeyError) as exc:
+        except Exception as exc:  # noqa: BLE001 - hostile data; reported in the notes
             value = None
-            notes.append(f"the value could not be decoded ({type(exc).__name__}); repr only")
+            notes.append(f"the value could not be decoded ({type(exc).__name__}: {exc}); repr only")
         if meta.get("note"):
-            notes.append(str(meta["note"]))
-        if message.get("timed_out"):
+            notes.append(str(meta["note"])[:1000])
+        timed_out = message.get("timed_out") is True
+        if timed_out:
             self._sandbox.stats.timeouts += 1
+        error, error_type = message.get("error"), message.get("error_type")
+        policy = self._sandbox.policy
         return ExecResult(
-            ok=message.get("error") is None,
+            ok=error is None,
             value=value,
-            value_repr=str(meta.get("repr", "")),
-            stdout=str(message.get("stdout", "")),
-            error=message.get("error"),
-            error_type=message.get("error_type"),
-            timed_out=bool(message.get("timed_out")),
-            value_type=meta.get("type") if meta.get("kind") != "none" else None,
+            value_repr=_text(meta.get("repr", ""), policy.max_repr_chars + 200),
+            stdout=_text(message.get("stdout", ""), policy.max_output_chars + 200),
+            error=None if error is None else _text(error, 4000),
+            error_type=None if error_type is None else _text(error_type, 100),
+            timed_out=timed_out,
+            value_type=_text(meta.get("type"), 100) if meta.get("kind") != "none" else None,
             notes=notes,
         )
 

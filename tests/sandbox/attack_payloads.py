@@ -134,8 +134,18 @@ def _forgery(rs: R, c: C) -> None:
     failed(rs[0], "SandboxCrash")
 
 
-def _forged_frame(rs: R, c: C) -> None:
-    assert rs[0].value is None and any("could not be decoded" in n for n in rs[0].notes), rs[0]
+def _undecodable(reason: str) -> object:
+    def check(rs: R, c: C) -> None:
+        notes = " ".join(rs[0].notes)
+        assert rs[0].value is None and "could not be decoded" in notes and reason in notes, rs[0]
+
+    return check
+
+
+def _wrong_types(rs: R, c: C) -> None:
+    res = rs[0]
+    assert res.ok and res.value == 1 and res.value_repr == "['a']" and res.stdout == "7", res
+    assert res.timed_out is False and res.value_type == "5" and res.notes == ["{'n': 1}"], res
 
 
 def _disk(message: str) -> object:
@@ -203,18 +213,41 @@ if os.fork() == 0:
         time.sleep(0.05)
 "forked"
 """
-FORGED_FRAME = r"""
+FORGE = r"""
 import json, os, struct
-body = json.dumps({"op": "result", "value": {"kind": "frame", "repr": "forged"}}).encode()
-blob = b"\x00" * 64
-frame = struct.pack(">II", len(body), len(blob)) + body + blob
-for fd in range(3, 32):
-    try:
-        os.write(fd, frame)
-    except OSError:
-        pass
-os._exit(0)
+def forge(message, blob=b"", body=None):
+    body = body if body is not None else json.dumps(message).encode()
+    frame = struct.pack(">II", len(body), len(blob)) + body + blob
+    for fd in range(3, 32):
+        try:
+            os.write(fd, frame)
+        except OSError:
+            pass
+    os._exit(0)
 """
+FORGED_FRAME = FORGE + "forge({'op': 'result', 'value': {'kind': 'frame'}}, b'\\x00' * 64)"
+COMPRESSION_BOMB = FORGE + (
+    "import pyarrow as pa\n"
+    "t = pa.table({'a': pa.array(np.zeros(10_000_000, dtype='int64'))})\n"
+    "sink = pa.BufferOutputStream()\n"
+    "opts = pa.ipc.IpcWriteOptions(compression='zstd')\n"
+    "with pa.ipc.new_stream(sink, t.schema, options=opts) as w:\n"
+    "    w.write_table(t)\n"
+    "forge({'op': 'result', 'value': {'kind': 'frame'}}, sink.getvalue().to_pybytes())"
+)
+NULL_BOMB = FORGE + (
+    "import pyarrow as pa\n"
+    "t = pa.table({'a': pa.nulls(2_000_000_000)})\n"
+    "sink = pa.BufferOutputStream()\n"
+    "with pa.ipc.new_stream(sink, t.schema) as w:\n"
+    "    w.write_table(t)\n"
+    "forge({'op': 'result', 'value': {'kind': 'series'}}, sink.getvalue().to_pybytes())"
+)
+DEEP_JSON = FORGE + "forge(None, body=b'[' * 500_000)"
+WRONG_TYPES = FORGE + (
+    "forge({'op': 'result', 'stdout': 7, 'error': None, 'timed_out': 'yes',"
+    " 'value': {'kind': 'json', 'json': 1, 'repr': ['a'], 'type': 5, 'note': {'n': 1}}})"
+)
 GARBAGE = r"""
 import os
 for fd in range(3, 32):
@@ -310,7 +343,8 @@ ATTACKS: list[Attack] = [
     A("numpy_memory_bomb", "np.ones((100_000, 100_000))", _memory),
     A(
         "memory_growth",
-        "chunks = []\nwhile True:\n    chunks.append(bytearray(64 * 1024**2))",
+        # np.empty reserves without touching pages: the address-space limit trips at once.
+        "chunks = []\nwhile True:\n    chunks.append(np.empty(64 * 1024**2, dtype='uint8'))",
         _memory,
     ),
     A("infinite_loop", "while True:\n    pass", timed(1.5)),
@@ -342,7 +376,11 @@ ATTACKS: list[Attack] = [
     ),
     # The channel back to the host.
     A("protocol_garbage", GARBAGE, _forgery),
-    A("forged_result_frame", FORGED_FRAME, _forged_frame),
+    A("forged_result_frame", FORGED_FRAME, _undecodable("Arrow")),
+    A("arrow_decompression_bomb", COMPRESSION_BOMB, _undecodable("compressed")),
+    A("arrow_null_column_bomb", NULL_BOMB, _undecodable("cells exceeds")),
+    A("deeply_nested_json_frame", DEEP_JSON, _forgery),
+    A("forged_frame_wrong_types", WRONG_TYPES, _wrong_types),
     # State that could survive into the next session.
     A("plant_module_for_next_session", PLANT, _module_not_planted),
     A("poison_builtins_and_pandas", POISON, _poison),
