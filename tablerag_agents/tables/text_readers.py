@@ -260,10 +260,16 @@ def read_json_text(text: str, source: Path, lines: bool | None = None) -> pd.Dat
         if isinstance(data.get("columns"), list) and isinstance(data.get("data"), list):
             return _records_frame([data["columns"], *data["data"]], source)
         lists = [v for v in data.values() if isinstance(v, list)]
-        if len(data) == 1 and lists:
-            return _records_frame(lists[0], source)
+        if len(data) == 1 and lists and all(isinstance(r, dict | list) for r in lists[0]):
+            return _records_frame(lists[0], source)  # {"rows": [records...]}
+        if lists and len(lists) == len(data) and len({len(v) for v in lists}) == 1:
+            if not lists[0]:
+                raise TableLoadError(source, "table has no rows")
+            return pd.DataFrame(data)  # column-oriented {"col": [values...]}
         raise TableLoadError(
-            source, "JSON object is not a table (expected records, {columns, data} or rows)"
+            source,
+            "JSON object is not a table (expected records, {columns, data}, "
+            "{column: [values]} or {key: [records]})",
         )
     if isinstance(data, list):
         return _records_frame(data, source)

@@ -154,6 +154,10 @@ def test_json_records_nested_lines_and_split(tmp_path: Path) -> None:
     assert list(split.df.columns) == ["x", "x_2"]
     wrapped = load_table(_write(tmp_path / "w.json", '{"rows": [{"k": "v"}]}'))
     assert wrapped.df.to_dict("records") == [{"k": "v"}]
+    columns = load_table(_write(tmp_path / "c.json", '{"a": [1, 2], "b": ["x", "y"]}'))
+    assert columns.df.to_dict("list") == {"a": [1, 2], "b": ["x", "y"]}
+    with pytest.raises(TableLoadError, match="JSON object is not a table"):
+        load_table(_write(tmp_path / "o.json", '{"a": [1, 2], "b": [1]}'))
     with pytest.raises(TableLoadError, match="line 2 is not valid JSON"):
         load_table(_write(tmp_path / "bad.jsonl", '{"a": 1}\n{oops\n'))
 
