@@ -94,8 +94,10 @@ def _compile(code: str, filename: str) -> tuple[Any, Any]:
     """Compile the cell body and, when the last statement is an expression, that expression."""
     tree = ast.parse(code, filename=filename, mode="exec")
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(body=tree.body.pop().value)
+    final = tree.body[-1] if tree.body else None
+    if isinstance(final, ast.Expr):
+        tree.body.pop()
+        last = ast.Expression(body=final.value)
     body = compile(tree, filename, "exec")
     return body, (compile(last, filename, "eval") if last is not None else None)
 

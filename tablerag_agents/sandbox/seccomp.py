@@ -37,133 +37,66 @@ _CLONE_NS_FLAGS = (
     | 0x40000000  # CLONE_NEWNET
 )
 
-DENIED = (
-    "ptrace process_vm_readv process_vm_writev kcmp pidfd_getfd "
-    "unshare setns mount umount2 pivot_root chroot fsopen fsconfig fsmount move_mount "
-    "open_tree fspick mount_setattr open_by_handle_at name_to_handle_at "
-    "keyctl add_key request_key shmget semget msgget mq_open "
-    "bpf perf_event_open userfaultfd io_uring_setup io_uring_enter io_uring_register "
-    "kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff "
-    "acct quotactl syslog settimeofday clock_settime adjtimex clock_adjtime lookup_dcookie "
-    "vhangup"
-).split()
-
-# (audit arch, syscall numbers) from the kernel's unistd tables.
+# Denied syscall, then its number on x86_64 and aarch64 (kernel unistd tables).
+_TABLE = """
+ptrace              101  117
+process_vm_readv    310  270
+process_vm_writev   311  271
+kcmp                312  272
+pidfd_getfd         438  438
+unshare             272   97
+setns               308  268
+mount               165   40
+umount2             166   39
+pivot_root          155   41
+chroot              161   51
+fsopen              430  430
+fsconfig            431  431
+fsmount             432  432
+move_mount          429  429
+open_tree           428  428
+fspick              433  433
+mount_setattr       442  442
+open_by_handle_at   304  265
+name_to_handle_at   303  264
+keyctl              250  219
+add_key             248  217
+request_key         249  218
+shmget               29  194
+semget               64  190
+msgget               68  186
+mq_open             240  180
+bpf                 321  280
+perf_event_open     298  241
+userfaultfd         323  282
+io_uring_setup      425  425
+io_uring_enter      426  426
+io_uring_register   427  427
+kexec_load          246  104
+kexec_file_load     320  294
+init_module         175  105
+finit_module        313  273
+delete_module       176  106
+reboot              169  142
+swapon              167  224
+swapoff             168  225
+acct                163   89
+quotactl            179   60
+syslog              103  116
+settimeofday        164  170
+clock_settime       227  112
+adjtimex            159  171
+clock_adjtime       305  266
+lookup_dcookie      212   18
+vhangup             153   58
+clone                56  220
+clone3              435  435
+"""
+_NUMBERS = {row.split()[0]: row.split()[1:] for row in _TABLE.strip().splitlines()}
+DENIED = [name for name in _NUMBERS if name not in ("clone", "clone3")]
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
-    "x86_64": (
-        0xC000003E,
-        dict(
-            ptrace=101,
-            process_vm_readv=310,
-            process_vm_writev=311,
-            kcmp=312,
-            pidfd_getfd=438,
-            unshare=272,
-            setns=308,
-            mount=165,
-            umount2=166,
-            pivot_root=155,
-            chroot=161,
-            fsopen=430,
-            fsconfig=431,
-            fsmount=432,
-            move_mount=429,
-            open_tree=428,
-            fspick=433,
-            mount_setattr=442,
-            open_by_handle_at=304,
-            name_to_handle_at=303,
-            keyctl=250,
-            add_key=248,
-            request_key=249,
-            shmget=29,
-            semget=64,
-            msgget=68,
-            mq_open=240,
-            bpf=321,
-            perf_event_open=298,
-            userfaultfd=323,
-            io_uring_setup=425,
-            io_uring_enter=426,
-            io_uring_register=427,
-            kexec_load=246,
-            kexec_file_load=320,
-            init_module=175,
-            finit_module=313,
-            delete_module=176,
-            reboot=169,
-            swapon=167,
-            swapoff=168,
-            acct=163,
-            quotactl=179,
-            syslog=103,
-            settimeofday=164,
-            clock_settime=227,
-            adjtimex=159,
-            clock_adjtime=305,
-            lookup_dcookie=212,
-            vhangup=153,
-            clone=56,
-            clone3=435,
-        ),
-    ),  # fmt: skip
-    "aarch64": (
-        0xC00000B7,
-        dict(
-            ptrace=117,
-            process_vm_readv=270,
-            process_vm_writev=271,
-            kcmp=272,
-            pidfd_getfd=438,
-            unshare=97,
-            setns=268,
-            mount=40,
-            umount2=39,
-            pivot_root=41,
-            chroot=51,
-            fsopen=430,
-            fsconfig=431,
-            fsmount=432,
-            move_mount=429,
-            open_tree=428,
-            fspick=433,
-            mount_setattr=442,
-            open_by_handle_at=265,
-            name_to_handle_at=264,
-            keyctl=219,
-            add_key=217,
-            request_key=218,
-            shmget=194,
-            semget=190,
-            msgget=186,
-            mq_open=180,
-            bpf=280,
-            perf_event_open=241,
-            userfaultfd=282,
-            io_uring_setup=425,
-            io_uring_enter=426,
-            io_uring_register=427,
-            kexec_load=104,
-            kexec_file_load=294,
-            init_module=105,
-            finit_module=273,
-            delete_module=106,
-            reboot=142,
-            swapon=224,
-            swapoff=225,
-            acct=89,
-            quotactl=60,
-            syslog=116,
-            settimeofday=170,
-            clock_settime=112,
-            adjtimex=171,
-            clock_adjtime=266,
-            lookup_dcookie=18,
-            vhangup=58,
-            clone=220,
-            clone3=435,
-        ),
-    ),  # fmt: skip
+    "x86_64": (0xC000003E, {name: int(nums[0]) for name, nums in _NUMBERS.items()}),
+    "aarch64": (0xC00000B7, {name: int(nums[1]) for name, nums in _NUMBERS.items()}),
 }
 
 

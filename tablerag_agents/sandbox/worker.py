@@ -292,7 +292,7 @@ def main(argv: list[str]) -> None:
     try:
         _warm_up(pd)
     except Exception as exc:  # noqa: BLE001 - only a speed-up; another pandas may differ
-        sys.__stderr__.write(f"tablerag sandbox: warm-up skipped: {exc!r}\n")
+        os.write(2, f"tablerag sandbox: warm-up skipped: {exc!r}\n".encode())
     gc.collect()
     gc.freeze()  # forked children then leave the zygote's pages shared (no copy on gc)
     hello = {
