@@ -92,9 +92,11 @@ def run_one(
 ) -> dict[str, Any]:
     """Index one table, answer the question's retrieval, and measure."""
     rss_before = rss_mb()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     index = TableIndex.build(table, budget=budget, retriever_factory=factory)
     build_s = time.perf_counter() - started
+    # CPU seconds of all threads: less sensitive to other jobs on a shared machine.
+    build_cpu_s = time.process_time() - cpu_started
     rss_after = rss_mb()
     t0 = time.perf_counter()
     schema = index.search_schema(SCHEMA_QUERIES, k=k, limit=schema_limit)
@@ -116,6 +118,7 @@ def run_one(
         "embed_schema_s": round(s.schema_index_s, 3),
         "embed_cells_s": round(s.cell_index_s, 3),
         "build_s": round(build_s, 3),
+        "build_cpu_s": round(build_cpu_s, 3),
         "cells_per_s": round(s.n_cells / s.cell_index_s, 1) if s.cell_index_s else None,
         "search_s": round(search_s, 3),
         "retrieved_columns": [e.column for e in schema],
@@ -210,6 +213,7 @@ def main() -> None:
         "embed_schema_s",
         "embed_cells_s",
         "build_s",
+        "build_cpu_s",
         "cells_per_s",
         "search_s",
         "prompt_tokens",
@@ -222,7 +226,8 @@ def main() -> None:
     )
     print(
         f"prompt tokens big/small: {ratio:.3f} (target <= 1.1); "
-        f"big build {big_res['build_s']:.1f}s (target <= 60s)"
+        f"big build {big_res['build_s']:.1f}s wall, {big_res['build_cpu_s']:.1f} CPU-s over "
+        f"{os.cpu_count()} cores (target <= 60s)"
     )
     print(f"big allocation: {big_res['allocation']}")
     print(f"big skipped: {list(big_res['skipped_columns'])}")
