@@ -139,6 +139,7 @@ class TraceStep(BaseModel):
     ok: bool | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
     llm_seconds: float = 0.0
     exec_seconds: float = 0.0
     raw: str = ""
@@ -158,6 +159,8 @@ class SolverResult(BaseModel):
     trace: list[TraceStep] = Field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
+    """Input tokens served from the model server's prompt-prefix cache."""
     seconds: float = 0.0
     iterations: int = 0
     error: str | None = None

@@ -37,6 +37,8 @@ class LLMReply:
     input_tokens: int
     output_tokens: int
     seconds: float
+    cached_tokens: int = 0
+    """Prompt tokens the server reused from its prefix cache (when it reports them)."""
 
     @property
     def text(self) -> str:
@@ -57,11 +59,13 @@ def call_model(
     if not isinstance(message, AIMessage):
         message = AIMessage(content=str(getattr(message, "content", message)))
     usage = message.usage_metadata or {}
+    details = usage.get("input_token_details") or {}
     return LLMReply(
         message=message,
         input_tokens=int(usage.get("input_tokens", 0)),
         output_tokens=int(usage.get("output_tokens", 0)),
         seconds=seconds,
+        cached_tokens=int(details.get("cache_read", 0) or 0),
     )
 
 
@@ -82,6 +86,7 @@ class RunRecorder:
             step.input_tokens = reply.input_tokens
             step.output_tokens = reply.output_tokens
             step.llm_seconds = reply.seconds
+            step.cached_tokens = reply.cached_tokens
             step.raw = step.raw or reply.text
         if step.ok is False:
             self.code_errors += 1
@@ -127,6 +132,7 @@ class RunRecorder:
             trace=self.steps,
             input_tokens=sum(s.input_tokens for s in self.steps),
             output_tokens=sum(s.output_tokens for s in self.steps),
+            cached_tokens=sum(s.cached_tokens for s in self.steps),
             iterations=iterations if iterations is not None else n_calls,
             error=error,
             code_errors=self.code_errors,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import pandas as pd
@@ -15,7 +16,7 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.runtime import RunRecorder, answer_from_result, call_model
-from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, quote_ident, sql_column_names
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,37 @@ def extract_sql(text: str) -> str | None:
         if pos >= 0:
             return text[pos:].strip().split("\n\n")[0].strip()
     return None
+
+
+_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
+
+
+def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
+    """Fix a string value written in double quotes (read by SQL as a column name).
+
+    Small models often write ``WHERE "City" = "Paris"``. When DuckDB reports
+    that column ``"Paris"`` does not exist, no table has such a column, and it
+    appears as a compared value (after ``=``, ``<>``, ``LIKE``... or in an
+    ``IN (...)`` list), it is re-quoted as ``'Paris'``. A made-up column in the
+    SELECT list is left alone (it must stay an error). Returns the fixed SQL or None.
+    """
+    m = _MISSING_COLUMN.search(error)
+    if not m:
+        return None
+    name = m.group(1).replace('""', '"')
+    if name.lower() in {k.lower() for k in known}:
+        return None
+    quoted = re.escape(quote_ident(name))
+    literal = "'" + name.replace("'", "''") + "'"
+    after_op = re.compile(r"((?:=|<>|!=|<=|>=|<|>|\bI?LIKE|\bIS)\s*)" + quoted, re.I)
+    fixed = after_op.sub(lambda mm: mm.group(1) + literal, sql)
+    fixed = re.sub(
+        r"\bIN\s*\([^()]*\)",
+        lambda mm: re.sub(quoted, lambda _: literal, mm.group(0)),
+        fixed,
+        flags=re.I,
+    )
+    return fixed if fixed != sql else None
 
 
 class SQLSolver:
@@ -107,7 +139,7 @@ class SQLSolver:
                     HumanMessage("Write the query in a ```sql block."),
                 ]
                 continue
-            last = engine.run(sql)
+            last, sql = self._run(engine, sql, tables)
             obs = last.observation()
             rec.add(
                 reply,
@@ -128,6 +160,26 @@ class SQLSolver:
             )
             messages += [AIMessage(reply.text), HumanMessage(follow)]
         return self._finish(rec, last, sql)
+
+    def _run(
+        self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
+    ) -> tuple[SQLResult, str]:
+        """Run ``sql``, fixing double-quoted string values DuckDB took for columns.
+
+        Returns:
+            The result and the SQL that produced it (fixed or not).
+        """
+        known = {str(c) for frame in tables.values() for c in frame.columns} | set(tables)
+        result = engine.run(sql)
+        current = sql
+        for _ in range(5):
+            if result.ok or result.error is None:
+                break
+            fixed = quote_literals(current, result.error, known)
+            if fixed is None:
+                break
+            current, result = fixed, engine.run(fixed)
+        return result, current
 
     def _finish(self, rec: RunRecorder, last: SQLResult | None, sql: str) -> SolverResult:
         iterations = len(rec.steps)

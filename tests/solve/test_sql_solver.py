@@ -10,7 +10,7 @@ import pytest
 from fakes import ScriptedChatModel
 
 from tablerag_agents.solve.base import SolverContext
-from tablerag_agents.solve.sql import SQLSolver, extract_sql
+from tablerag_agents.solve.sql import SQLSolver, extract_sql, quote_literals
 from tablerag_agents.solve.sql_engine import (
     SafeDuckDB,
     SQLRejectedError,
@@ -165,3 +165,30 @@ def test_extract_sql_variants() -> None:
     assert extract_sql("Here:\n```\nSELECT 2\n```") == "SELECT 2"
     assert extract_sql("The query is SELECT 3 FROM t\n\nThis selects...") == "SELECT 3 FROM t"
     assert extract_sql("I cannot answer.") is None
+
+
+def test_double_quoted_values_are_fixed(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        ['```sql\nSELECT "Year" FROM t WHERE "Regular Season" = "2nd, Pacific"\n```']
+    )
+    result = SQLSolver(model).solve("which year were they 2nd in the Pacific?", seasons)
+    assert result.answer == "2002" and result.iterations == 1
+    assert result.trace[0].code == 'SELECT "Year" FROM t WHERE "Regular Season" = \'2nd, Pacific\''
+    assert quote_literals('SELECT "a" FROM t', 'Referenced column "a" not found', {"a"}) is None
+    fixed = quote_literals(
+        'SELECT 1 FROM t WHERE "x" = "O\'Neil"', 'Referenced column "O\'Neil" not found', {"x"}
+    )
+    assert fixed == "SELECT 1 FROM t WHERE \"x\" = 'O''Neil'"
+
+
+def test_quote_literals_only_in_comparisons() -> None:
+    err = 'Referenced column "Lyon" not found'
+    assert quote_literals('SELECT "Lyon" FROM t', err, {"City"}) is None
+    assert (
+        quote_literals('SELECT 1 FROM t WHERE "City" IN ("Lyon", "Nice")', err, {"City"})
+        == 'SELECT 1 FROM t WHERE "City" IN (\'Lyon\', "Nice")'
+    )
+    assert (
+        quote_literals('SELECT 1 FROM t WHERE "City" ILIKE "Lyon"', err, {"City"})
+        == "SELECT 1 FROM t WHERE \"City\" ILIKE 'Lyon'"
+    )

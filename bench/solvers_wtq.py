@@ -1,0 +1,304 @@
+"""Compare the table-QA solvers on WikiTableQuestions with the embedded local model.
+
+Runs ReadTable (whole table in the prompt), PyReAct, SQL and process_df on the
+same fixed-seed sample of WTQ questions, question by question (so every solver
+sees the same machine load), and reports accuracy, exception rate, mean
+iterations, tokens and seconds per question, plus a majority-vote ensemble of
+the code solvers. Per-question records go to a JSONL file as they finish; a
+rerun resumes from it.
+
+    python bench/solvers_wtq.py                          # 30 questions, seed 0
+    python bench/solvers_wtq.py --seed 1 --exclude-seed 0 --name solvers_wtq_dev
+    python bench/solvers_wtq.py --solvers pyreact,pyreact_nocache --limit 10 \
+        --name solvers_wtq_prefix_cache               # prefix cache on vs off
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tablerag_agents.config import Settings
+from tablerag_agents.evaluation.datasets import (
+    QAExample,
+    load_wtq,
+    read_wtq_table,
+    sample_examples,
+)
+from tablerag_agents.evaluation.metrics import RunRecord, exact_match, summarize
+from tablerag_agents.evaluation.normalize import normalize_value
+from tablerag_agents.models import get_chat_model
+from tablerag_agents.sandbox import Sandbox
+from tablerag_agents.solve import (
+    ProcessDfSolver,
+    PyReActSolver,
+    ReadTableSolver,
+    SolverContext,
+    SolverResult,
+    SQLSolver,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+ALL_SOLVERS = ("read_table", "pyreact", "sql", "process_df", "pyreact_nocache")
+ENSEMBLE_MEMBERS = ("pyreact", "process_df", "sql")  # tie-break order
+NO_CACHE = {"cache_prompt": False}
+
+
+def parse_args() -> argparse.Namespace:
+    """Command-line options."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--questions", type=Path, default=REPO / "../shared/data/wtq/training.tsv")
+    ap.add_argument("--tables-root", type=Path, default=REPO / "../shared/data/wtq/")
+    ap.add_argument("--n", type=int, default=30, help="questions in the sample")
+    ap.add_argument("--seed", type=int, default=0, help="sample seed")
+    ap.add_argument(
+        "--exclude-seed", type=int, default=None, help="leave out the --n sample of this seed"
+    )
+    ap.add_argument("--limit", type=int, default=None, help="only the first K sampled questions")
+    ap.add_argument(
+        "--solvers",
+        default="read_table,pyreact,sql,process_df",
+        help=f"comma-separated, from {','.join(ALL_SOLVERS)}",
+    )
+    ap.add_argument("--max-iterations", type=int, default=5, help="PyReAct action limit")
+    ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
+    ap.add_argument(
+        "--no-prefix-cache", action="store_true", help="disable the server's prompt cache"
+    )
+    ap.add_argument("--name", default="solvers_wtq", help="results file stem")
+    ap.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results")
+    ap.add_argument("--fresh", action="store_true", help="ignore earlier records of this run")
+    return ap.parse_args()
+
+
+def build_solvers(names: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Create the solvers over one embedded model and one sandbox."""
+    settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
+    model = get_chat_model(settings)
+    if args.no_prefix_cache:
+        model = model.bind(extra_body=NO_CACHE)
+    sandbox = Sandbox()
+    made: dict[str, Any] = {}
+    for name in names:
+        if name == "read_table":
+            made[name] = ReadTableSolver(model, context_tokens=settings.n_ctx)
+        elif name == "pyreact":
+            made[name] = PyReActSolver(model, sandbox, max_iterations=args.max_iterations)
+        elif name == "pyreact_nocache":
+            made[name] = PyReActSolver(
+                model.bind(extra_body=NO_CACHE), sandbox, max_iterations=args.max_iterations
+            )
+        elif name == "sql":
+            made[name] = SQLSolver(model)
+        elif name == "process_df":
+            made[name] = ProcessDfSolver(model, sandbox)
+        else:
+            raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
+    return made
+
+
+def record_of(ex: QAExample, solver: str, res: SolverResult, root: Path) -> dict[str, Any]:
+    """One JSONL record: the outcome and the full trace."""
+    return {
+        "id": ex.id,
+        "solver": solver,
+        "question": ex.question,
+        "table": os.path.relpath(ex.table_path, root.resolve()),
+        "gold": ex.answers,
+        "answer": res.answer,
+        "answer_items": res.answer_items,
+        "correct": exact_match(res.answer_items, ex.answers),
+        "error": res.error,
+        "exception": bool(res.error) and res.code_errors > 0,
+        "code_errors": res.code_errors,
+        "iterations": res.iterations,
+        "input_tokens": res.input_tokens,
+        "output_tokens": res.output_tokens,
+        "cached_tokens": res.cached_tokens,
+        "seconds": round(res.seconds, 3),
+        "truncated": res.truncated,
+        "provenance": res.provenance.model_dump(),
+        "trace": [s.model_dump() for s in res.trace],
+    }
+
+
+def load_records(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Records already on disk, by (question id, solver)."""
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                done[(rec["id"], rec["solver"])] = rec
+    return done
+
+
+def vote_key(items: list[str]) -> str:
+    """Comparable form of an answer for voting."""
+    keys = []
+    for item in items:
+        v = normalize_value(item)
+        keys.append(f"n:{v.number:.6g}" if v.number is not None else f"t:{v.text}")
+    return "|".join(sorted(keys))
+
+
+def ensemble(records: list[dict[str, Any]], members: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Majority vote of the members' answers per question (ties: member order)."""
+    by_q: dict[str, dict[str, dict[str, Any]]] = {}
+    for rec in records:
+        by_q.setdefault(rec["id"], {})[rec["solver"]] = rec
+    out = []
+    for qid, recs in by_q.items():
+        present = [recs[m] for m in members if m in recs]
+        if len(present) < len(members):
+            continue
+        votes = Counter(vote_key(r["answer_items"]) for r in present if r["answer_items"])
+        best = None
+        if votes:
+            top = max(votes.values())
+            best = next(
+                r
+                for r in present
+                if r["answer_items"] and votes[vote_key(r["answer_items"])] == top
+            )
+        out.append(
+            {
+                "id": qid,
+                "solver": "ensemble",
+                "correct": bool(best and best["correct"]),
+                "error": best is None,
+                "exception": False,
+                "iterations": sum(r["iterations"] for r in present),
+                "input_tokens": sum(r["input_tokens"] for r in present),
+                "output_tokens": sum(r["output_tokens"] for r in present),
+                "seconds": sum(r["seconds"] for r in present),
+            }
+        )
+    return out
+
+
+def summary_rows(records: list[dict[str, Any]], order: list[str]) -> dict[str, dict[str, Any]]:
+    """Per-solver summary statistics."""
+    rows: dict[str, dict[str, Any]] = {}
+    for name in order:
+        recs = [r for r in records if r["solver"] == name]
+        if not recs:
+            continue
+        stats = summarize(
+            RunRecord(
+                correct=r["correct"],
+                error=r["exception"],
+                iterations=r["iterations"],
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                seconds=r["seconds"],
+            )
+            for r in recs
+        ).as_dict()
+        stats["no_answer_rate"] = sum(bool(r["error"]) for r in recs) / len(recs)
+        stats["correct"] = sum(r["correct"] for r in recs)
+        if any("cached_tokens" in r for r in recs):
+            stats["mean_cached_tokens"] = sum(r.get("cached_tokens", 0) for r in recs) / len(recs)
+        if any(r.get("truncated") for r in recs):
+            stats["truncated"] = sum(bool(r.get("truncated")) for r in recs)
+        rows[name] = stats
+    return rows
+
+
+def print_summary(rows: dict[str, dict[str, Any]], title: str) -> None:
+    """Print the summary table."""
+    print(f"\n{title}")
+    head = (
+        f"{'solver':<16}{'n':>4}{'acc':>8}{'exc':>7}{'noans':>7}{'iters':>7}"
+        f"{'tok_in':>9}{'tok_out':>9}{'cached':>9}{'s/q':>8}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, s in rows.items():
+        print(
+            f"{name:<16}{s['n']:>4}{s['accuracy']:>8.3f}{s['exception_rate']:>7.2f}"
+            f"{s['no_answer_rate']:>7.2f}{s['mean_iterations']:>7.2f}"
+            f"{s['mean_input_tokens']:>9.0f}{s['mean_output_tokens']:>9.0f}"
+            f"{s.get('mean_cached_tokens', 0):>9.0f}{s['seconds_per_question']:>8.1f}"
+        )
+
+
+def main() -> None:
+    """Run the benchmark with resume, then write the summary JSON."""
+    args = parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    names = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    examples = load_wtq(args.questions, args.tables_root)
+    exclude: list[QAExample] = []
+    if args.exclude_seed is not None:
+        exclude = sample_examples(examples, args.n, args.exclude_seed)
+    sample = sample_examples(examples, args.n, args.seed, exclude=exclude)[: args.limit]
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    traces = args.out_dir / f"{args.name}.jsonl"
+    if args.fresh and traces.exists():
+        traces.unlink()
+    done = load_records(traces)
+    solvers = build_solvers(names, args)
+    started = time.perf_counter()
+    with traces.open("a", encoding="utf-8") as fh:
+        for i, ex in enumerate(sample, 1):
+            df = read_wtq_table(ex.table_path)
+            for name, solver in solvers.items():
+                if (ex.id, name) in done:
+                    continue
+                ctx = SolverContext.from_df(ex.question, df, table_id=ex.table_path.stem)
+                rec = record_of(ex, name, solver.solve(ctx), args.tables_root)
+                done[(ex.id, name)] = rec
+                fh.write(json.dumps(rec, default=str) + "\n")
+                fh.flush()
+                mark = "OK " if rec["correct"] else "   "
+                print(
+                    f"[{i}/{len(sample)}] {mark}{name:<15} {rec['seconds']:6.1f}s "
+                    f"{ex.id}: {rec['answer'][:40]!r} gold={ex.answers}",
+                    flush=True,
+                )
+    ids = {ex.id for ex in sample}
+    records = [r for (qid, s), r in done.items() if qid in ids and s in names]
+    members = tuple(m for m in ENSEMBLE_MEMBERS if m in names)
+    order = list(names)
+    if len(members) >= 2:
+        records += ensemble(records, members)
+        order.append("ensemble")
+    rows = summary_rows(records, order)
+    title = f"WTQ {args.name}: {len(sample)} questions (seed {args.seed})"
+    print_summary(rows, title)
+    code_rows = {k: v for k, v in rows.items() if k not in ("read_table", "ensemble")}
+    ratio = None
+    if "read_table" in rows and code_rows and rows["read_table"]["accuracy"] > 0:
+        best = max(code_rows.values(), key=lambda s: s["accuracy"])
+        ratio = best["accuracy"] / rows["read_table"]["accuracy"]
+        print(f"best solver / ReadTable accuracy: {ratio:.2f}x (target >= 2x)")
+    summary = {
+        "name": args.name,
+        "questions_file": str(args.questions),
+        "n": len(sample),
+        "seed": args.seed,
+        "exclude_seed": args.exclude_seed,
+        "question_ids": [ex.id for ex in sample],
+        "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
+        "max_iterations": args.max_iterations,
+        "max_tokens": args.max_tokens,
+        "prefix_cache": not args.no_prefix_cache,
+        "wall_seconds_this_invocation": round(time.perf_counter() - started, 1),
+        "summary": rows,
+        "best_over_read_table": ratio,
+        "traces": traces.name,
+    }
+    out = args.out_dir / f"{args.name}.json"
+    out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(f"saved {out} and {traces}")
+
+
+if __name__ == "__main__":
+    main()
