@@ -104,6 +104,23 @@ def normalize_column_names(
     return out, notes
 
 
+def _text_columns(df: pd.DataFrame) -> list[tuple[int, bool]]:
+    """Positions of columns that may hold text, and whether they hold ONLY text.
+
+    pandas string columns (the default for text in pandas 3) hold only strings
+    and missing values, so vectorised ``.str`` methods are safe on them; object
+    columns may mix types and are handled value by value.
+    """
+    out = []
+    for i in range(df.shape[1]):
+        dtype = df.iloc[:, i].dtype
+        if isinstance(dtype, pd.StringDtype):
+            out.append((i, True))
+        elif pd.api.types.is_object_dtype(dtype):
+            out.append((i, False))
+    return out
+
+
 def truncate_long_cells(df: pd.DataFrame, max_chars: int | None) -> list[str]:
     """Cut string cells longer than ``max_chars`` in place.
 
@@ -113,25 +130,56 @@ def truncate_long_cells(df: pd.DataFrame, max_chars: int | None) -> list[str]:
     if max_chars is None:
         return []
     notes: list[str] = []
-    for col in df.columns:
-        series = df[col]
-        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
-            continue
-        lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0)
-        too_long = lengths > max_chars
+    for i, only_text in _text_columns(df):
+        series = df.iloc[:, i]
+        if only_text:
+            lengths = series.str.len().fillna(0)
+        else:
+            lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0)
+        too_long = (lengths > max_chars).to_numpy()
         count = int(too_long.sum())
         if count:
-            df.loc[too_long, col] = series[too_long].str.slice(0, max_chars)
+            cut = series.copy()
+            cut[too_long] = series[too_long].str.slice(0, max_chars)
+            df.isetitem(i, cut)
             notes.append(
-                f"column {col!r}: {count} cell(s) longer than {max_chars} chars truncated "
-                f"(longest was {int(lengths.max())})"
+                f"column {df.columns[i]!r}: {count} cell(s) longer than {max_chars} chars "
+                f"truncated (longest was {int(lengths.max())})"
             )
     return notes
 
 
 def strip_string_cells(df: pd.DataFrame) -> None:
     """Strip surrounding whitespace from string cells in place (numbers untouched)."""
-    for col in df.columns:
-        series = df[col]
-        if pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series):
-            df[col] = series.map(lambda v: v.strip() if isinstance(v, str) else v)
+    for i, only_text in _text_columns(df):
+        series = df.iloc[:, i]
+        if only_text:
+            df.isetitem(i, series.str.strip())
+        else:
+            df.isetitem(i, series.map(lambda v: v.strip() if isinstance(v, str) else v))
+
+
+_ISO_DATE = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"
+
+
+def parse_iso_dates(df: pd.DataFrame) -> list[str]:
+    """Turn text columns whose every value is an ISO date(-time) into datetimes, in place.
+
+    Only full ``YYYY-MM-DD`` dates (optionally with a time) qualify, so values
+    such as ``"2003-05"`` or ``"1931"`` stay text. Returns the converted names.
+    """
+    converted: list[str] = []
+    for i, only_text in _text_columns(df):
+        series = df.iloc[:, i]
+        values = series.dropna()
+        if not only_text:
+            if not values.map(lambda v: isinstance(v, str)).all():
+                continue
+            values = values.astype(str)
+        if values.empty or not values.str.fullmatch(_ISO_DATE).all():
+            continue
+        parsed = pd.to_datetime(series, format="ISO8601", errors="coerce")
+        if parsed.notna().sum() == len(values):
+            df.isetitem(i, parsed)
+            converted.append(str(df.columns[i]))
+    return converted

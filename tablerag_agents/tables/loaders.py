@@ -10,7 +10,8 @@ file, or a repaired table plus a :class:`~tablerag_agents.tables.cleaning.TableL
 - column names: unique, non-empty, single-line strings of at most 100 chars
   (see :func:`~tablerag_agents.tables.cleaning.normalize_column_names`);
 - cells: surrounding whitespace stripped, types inferred by pandas, strings
-  such as ``"1,234"`` kept as-is; cells longer than ``max_cell_chars``
+  such as ``"1,234"`` kept as-is; text columns holding only ISO dates
+  (``YYYY-MM-DD``, optionally with a time) become datetimes; cells longer than ``max_cell_chars``
   (default 100,000 chars, ``None`` = no limit) are truncated so one huge cell
   cannot blow up prompts and indexes; nested JSON values become JSON strings;
 - a table with no rows or no columns is an error.
@@ -30,6 +31,7 @@ from tablerag_agents.errors import TableLoadError
 from tablerag_agents.tables.cleaning import (
     DEFAULT_MAX_CELL_CHARS,
     normalize_column_names,
+    parse_iso_dates,
     strip_string_cells,
     truncate_long_cells,
     warn,
@@ -88,6 +90,7 @@ def clean_frame(
     max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
     notes: list[str] | None = None,
     quiet: bool = False,
+    iso_dates: bool = True,
 ) -> pd.DataFrame:
     """Return a cleaned copy of ``df``: fixed names, stripped/truncated cells.
 
@@ -97,6 +100,7 @@ def clean_frame(
         max_cell_chars: Longest string cell kept (``None``: no limit).
         notes: Repairs already made by a reader, reported with the new ones.
         quiet: Log repairs at INFO instead of emitting warnings (dataset loaders).
+        iso_dates: Convert text columns holding only ISO dates to datetimes.
 
     Raises:
         TableLoadError: If the table has no columns or no rows.
@@ -125,6 +129,10 @@ def clean_frame(
         notes.append(f"{nested} nested JSON value(s) stored as JSON strings")
     strip_string_cells(df)
     notes.extend(truncate_long_cells(df, max_cell_chars))
+    if iso_dates:
+        dated = parse_iso_dates(df)
+        if dated:
+            logger.debug("%s: parsed ISO dates in %s", source, dated)
     for note in notes:
         if quiet:
             logger.info("%s: %s", source, note)
@@ -190,6 +198,7 @@ def load_table(
     encoding: str | None = None,
     max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
     quiet: bool = False,
+    iso_dates: bool = True,
     **opts: Any,
 ) -> Table:
     """Load one table from a file or a DataFrame.
@@ -206,6 +215,7 @@ def load_table(
         max_cell_chars: Longest string cell kept; longer ones are truncated
             with a warning (``None``: keep everything).
         quiet: Log repairs instead of warning (for bulk dataset loading).
+        iso_dates: Convert text columns holding only ISO dates to datetimes.
         **opts: Passed to :func:`pandas.read_csv` for CSV/TSV (``sep``,
             ``escapechar``, ``nrows``...).
 
@@ -217,8 +227,13 @@ def load_table(
         TableLoadError: For a missing file, a folder, an unknown extension, an
             empty/binary/unparsable file, or a table without rows or columns.
     """
+    clean: dict[str, Any] = {
+        "max_cell_chars": max_cell_chars,
+        "quiet": quiet,
+        "iso_dates": iso_dates,
+    }
     if isinstance(source, pd.DataFrame):
-        df = clean_frame(source, id or "dataframe", max_cell_chars=max_cell_chars, quiet=quiet)
+        df = clean_frame(source, id or "dataframe", **clean)
         return Table(id=id or "dataframe", df=df, caption=caption or "", metadata={})
     if not isinstance(source, str | Path):
         kind = type(source).__name__
@@ -240,10 +255,10 @@ def load_table(
         raise TableLoadError(path, f"cannot read: {exc}") from exc
     if isinstance(raw, dict):  # an OTT-QA table dict in a .json file
         t = ottqa_table(raw, table_id=id or path.stem)
-        t.df = clean_frame(t.df, path, max_cell_chars=max_cell_chars, quiet=quiet)
+        t.df = clean_frame(t.df, path, **clean)
         t.metadata["source"] = str(path)
         return t
-    df = clean_frame(raw, path, max_cell_chars=max_cell_chars, notes=notes, quiet=quiet)
+    df = clean_frame(raw, path, notes=notes, **clean)
     metadata: dict[str, Any] = {"source": str(path), "format": fmt}
     if inner is not None:
         metadata["sheet" if fmt == "excel" else "table"] = inner

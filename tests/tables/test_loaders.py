@@ -35,6 +35,21 @@ def test_csv_sniffs_semicolons_and_keeps_types(tmp_path: Path) -> None:
     assert t.df["item"].tolist() == ["a", "b"]
 
 
+def test_iso_dates_become_datetimes_other_dates_stay_text(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path / "d.csv",
+        "day,stamp,month,mixed\n2020-01-31,2020-01-31 10:30,2003-05,2020-01-01\n"
+        "2021-12-01,2021-12-01T08:00:00,2004-06,soon\n",
+    )
+    t = load_table(p)
+    assert str(t.df["day"].dtype).startswith("datetime64")
+    assert t.df["day"].iloc[0] == pd.Timestamp("2020-01-31")
+    assert t.df["stamp"].iloc[1] == pd.Timestamp("2021-12-01 08:00")
+    assert t.df["month"].tolist() == ["2003-05", "2004-06"]
+    assert t.df["mixed"].tolist() == ["2020-01-01", "soon"]
+    assert load_table(p, iso_dates=False).df["day"].tolist() == ["2020-01-31", "2021-12-01"]
+
+
 def test_tsv_and_explicit_id_caption(tmp_path: Path) -> None:
     p = _write(tmp_path / "t.tsv", "a b\tc,d\n1\tx, y\n")
     t = load_table(p, id="my-id", caption="My table")
