@@ -74,6 +74,7 @@ class Session:
         self._lock = threading.Lock()
         self._closed = False
         self._lost_state = False
+        self._opened_once = False
 
     def __del__(self) -> None:
         # A forgotten session must not keep its worker leased forever.
@@ -147,6 +148,9 @@ class Session:
                 if self._lost_state:
                     notes.append(RESTART_NOTE)
                     self._lost_state = False
+                elif not self._opened_once:
+                    notes.extend(self._notes)  # tell the caller once how tables were converted
+                self._opened_once = True
             result = self._exchange(self._worker, self._channel, code, limit, notes)
             result.duration_s = time.perf_counter() - start
             return result

@@ -174,6 +174,16 @@ def test_output_is_capped(sb: Sandbox) -> None:
     assert res.ok and len(res.stdout) < cap + 100 and "[truncated: 40001 more chars" in res.stdout
 
 
+def test_mixed_columns_are_converted_with_a_note(sb: Sandbox) -> None:
+    mixed = pd.DataFrame({"v": [1, "two", None]})
+    with sb.session({"t": mixed}) as s:
+        first = s.run("t['v'].tolist()")
+        second = s.run("1")
+    assert first.value[:2] == ["1", "two"] and pd.isna(first.value[2])
+    assert first.notes == ["t: columns ['v'] had mixed values; converted to str"]
+    assert second.notes == []
+
+
 def test_invalid_table_names_are_rejected(sb: Sandbox) -> None:
     for bad in ("not valid", "class", "pd", "__x", "1abc"):
         with pytest.raises(ValueError, match="table name"):
