@@ -47,6 +47,8 @@ class BM25Retriever(Retriever):
         self._docs: list[Doc] = []
         self._pos: dict[str, int] = {}
         self._bm25: bm25s.BM25 | None = None
+        # One-entry memo: score fusion asks for the same query's scores twice.
+        self._last: tuple[str, np.ndarray] | None = None
 
     def params(self) -> dict[str, Any]:
         """Return the settings that change scores (for manifests)."""
@@ -65,11 +67,15 @@ class BM25Retriever(Retriever):
             self._docs.append(doc)
         if docs:
             self._bm25 = None
+            self._last = None
 
-    def _engine(self) -> bm25s.BM25:
+    def _engine(self) -> bm25s.BM25 | None:
+        """Return the bm25s index (built on demand); None when no doc has a token."""
         if self._bm25 is None:
-            engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             corpus = [self.tokenizer(d.text) for d in self._docs]
+            if not any(corpus):
+                return None
+            engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             engine.index(corpus, show_progress=False)
             self._bm25 = engine
         return self._bm25
@@ -78,12 +84,17 @@ class BM25Retriever(Retriever):
         """Return the BM25 score of every doc (in insertion order) for ``query``."""
         if not self._docs:
             return np.zeros(0, dtype=np.float32)
+        if self._last is not None and self._last[0] == query:
+            return self._last[1]
         tokens = self.tokenizer(query)
         engine = self._engine()
-        known = [t for t in tokens if t in engine.vocab_dict]
-        if not known:
-            return np.zeros(len(self._docs), dtype=np.float32)
-        return np.asarray(engine.get_scores(known), dtype=np.float32)
+        known = [t for t in tokens if engine is not None and t in engine.vocab_dict]
+        if known:
+            scores = np.asarray(engine.get_scores(known), dtype=np.float32)  # type: ignore[union-attr]
+        else:
+            scores = np.zeros(len(self._docs), dtype=np.float32)
+        self._last = (query, scores)
+        return scores
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Return up to ``k`` docs with a positive score, best first."""
@@ -115,8 +126,9 @@ class BM25Retriever(Retriever):
         )
         frame.to_parquet(folder / _DOCS_FILE, index=False, compression="zstd")
         (folder / _PARAMS_FILE).write_text(json.dumps(self.params(), indent=2), encoding="utf-8")
-        if self._docs:
-            self._engine().save(str(folder / _BM25_DIR), allow_pickle=False)
+        engine = self._engine() if self._docs else None
+        if engine is not None:
+            engine.save(str(folder / _BM25_DIR), allow_pickle=False)
 
     @classmethod
     def load(cls, path: str | Path, tokenizer: Tokenizer | None = None) -> BM25Retriever:

@@ -98,6 +98,21 @@ def cells_text(table: Table) -> str:
     return "\n".join(" | ".join("" if v is None else str(v) for v in row) for row in rows)
 
 
+def row_texts(table: Table, *, max_chars: int = 512) -> list[str]:
+    """One text per row: title, section title and ``column: value`` pairs, cut to ``max_chars``."""
+    prefix = " | ".join(
+        p for p in (table.caption, str(table.metadata.get("section_title", "") or "")) if p
+    )
+    names = [str(c) for c in table.df.columns]
+    out = []
+    for row in table.df.itertuples(index=False, name=None):
+        pairs = " ; ".join(
+            f"{n} : {v}" for n, v in zip(names, row, strict=True) if v not in (None, "")
+        )
+        out.append(f"{prefix} | {pairs}"[:max_chars])
+    return out
+
+
 def passages_text(table: Table, passages: PassageLookup | None) -> str:
     """Texts of the pages the table links to (empty without a lookup)."""
     if passages is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from langchain_core.documents import Document
@@ -37,6 +38,7 @@ class DenseRetriever(Retriever):
             vectorstore = FaissVectorStore(embeddings)
         self.vectorstore = vectorstore
         self._count = len(vectorstore) if isinstance(vectorstore, FaissVectorStore) else 0
+        self._last: tuple[str, np.ndarray] | None = None  # memo of the last query vector
 
     @property
     def embeddings(self) -> Embeddings:
@@ -69,12 +71,20 @@ class DenseRetriever(Retriever):
             [d.text for d in docs], vectors, [dict(d.metadata) for d in docs], [d.id for d in docs]
         )
 
+    def query_vector(self, query: str) -> np.ndarray:
+        """Return the unit query vector (the last one is memoised)."""
+        if self._last is None or self._last[0] != query:
+            self._last = (query, unit_rows(self.embeddings.embed_query(query))[0])
+        return self._last[1]
+
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Return the ``k`` nearest docs, best first."""
         if k <= 0:
             return []
         if isinstance(self.vectorstore, FaissVectorStore):
-            pairs = self.vectorstore.similarity_search_with_score(query, k=k)
+            pairs = self.vectorstore.similarity_search_with_score_by_vector(
+                self.query_vector(query), k=k
+            )
         else:
             try:
                 pairs = self.vectorstore.similarity_search_with_relevance_scores(query, k=k)
@@ -95,7 +105,7 @@ class DenseRetriever(Retriever):
         """Return the cosine between ``query`` and each doc (KeyError for an unknown id)."""
         if not ids:
             return []
-        query_vec = unit_rows(self.embeddings.embed_query(query))[0]
+        query_vec = self.query_vector(query)
         if isinstance(self.vectorstore, FaissVectorStore):
             doc_vecs = self.vectorstore.vectors(ids)
         else:
@@ -107,6 +117,17 @@ class DenseRetriever(Retriever):
                 self.embeddings.embed_documents([docs[i].page_content for i in ids])
             )
         return (doc_vecs @ query_vec).astype(float).tolist()
+
+    def save(self, path: str | Path) -> None:
+        """Persist the default FAISS store (``FaissVectorStore.save``)."""
+        if not isinstance(self.vectorstore, FaissVectorStore):
+            raise TypeError("save() needs the default FaissVectorStore; persist your store itself")
+        self.vectorstore.save(path)
+
+    @classmethod
+    def load(cls, path: str | Path, embeddings: Embeddings) -> DenseRetriever:
+        """Read a retriever saved by :meth:`save` (IndexNotFoundError if absent)."""
+        return cls(vectorstore=FaissVectorStore.load(path, embeddings))
 
 
 def _to_hit(doc: Document, score: float) -> Hit:

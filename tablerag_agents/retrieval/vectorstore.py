@@ -128,6 +128,10 @@ class FaissVectorStore(VectorStore):
         """Return the stored documents for the ids that exist, in the given order."""
         return [self._docs[self._label_of[i]] for i in ids if i in self._label_of]
 
+    def documents(self) -> list[Document]:
+        """Return every stored document, oldest first."""
+        return [self._docs[label] for label in sorted(self._docs)]
+
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """Return the stored unit vectors of ``ids`` (KeyError for an unknown id)."""
         if not ids:

@@ -1,0 +1,316 @@
+"""Retrieval over a corpus of thousands of tables (seed 001), persisted without pickle.
+
+Each table is indexed through several *channels* over the same table ids: BM25
+per text field (``meta`` = title + section + column names, ``cells``,
+``intro``, linked ``passages``), a dense index of ``meta``, optionally dense
+row documents and a MaxSim token index. ``search(method="hybrid")`` fuses the
+channels' max-normalised scores with :class:`HybridWeights`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from tablerag_agents.errors import ConfigError, IndexNotFoundError, StaleIndexError
+from tablerag_agents.models.embeddings import embeddings_name
+from tablerag_agents.retrieval import corpus_build
+from tablerag_agents.retrieval.base import Hit, Retriever
+from tablerag_agents.retrieval.colbert import TokenEncoder
+from tablerag_agents.retrieval.corpus_config import (
+    FORMAT_VERSION,
+    SEARCH_METHODS,
+    CorpusConfig,
+    HybridWeights,
+    SearchMethod,
+    TableHit,
+)
+from tablerag_agents.retrieval.corpus_fields import PassageLookup
+from tablerag_agents.retrieval.hybrid import HybridRetriever
+from tablerag_agents.retrieval.rerank_llm import rerank_with_llm
+from tablerag_agents.retrieval.table_store import TableStore
+from tablerag_agents.tables.model import Table
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+_BM25_METHOD_FIELDS = ("meta", "cells", "intro", "passages")
+
+
+class CorpusIndex:
+    """Find the tables of a corpus that answer a question.
+
+    Create with :meth:`build` or :meth:`load`; add more with :meth:`add_tables`.
+    """
+
+    def __init__(
+        self,
+        embeddings: Embeddings,
+        *,
+        config: CorpusConfig | None = None,
+        token_encoder: TokenEncoder | None = None,
+        weights: HybridWeights | None = None,
+        store_tables: bool = True,
+    ) -> None:
+        """Create an empty index (prefer :meth:`build`)."""
+        self.embeddings = embeddings
+        self.config = config or CorpusConfig()
+        self.weights = weights or HybridWeights()
+        self.store_tables = store_tables
+        self.channels, self.colbert = corpus_build.make_channels(
+            self.config, embeddings, token_encoder
+        )
+        self.path: Path | None = None
+        self._info: dict[str, tuple[str, str, str]] = {}  # id -> (caption, section, meta text)
+        self._pending: dict[str, Table] = {}
+        self._store: TableStore | None = None
+
+    # ----------------------------------------------------------------- building
+    @classmethod
+    def build(
+        cls,
+        tables: Iterable[Table],
+        embeddings: Embeddings,
+        *,
+        path: str | Path | None = None,
+        config: CorpusConfig | None = None,
+        passages: PassageLookup | None = None,
+        token_encoder: TokenEncoder | None = None,
+        weights: HybridWeights | None = None,
+        store_tables: bool = True,
+        progress: bool = True,
+    ) -> CorpusIndex:
+        """Index ``tables``; save to ``path`` when given.
+
+        Args:
+            tables: The corpus.
+            embeddings: Embeddings for the dense channels (their name keys the index).
+            path: Folder to save the index into.
+            config: Index-time settings.
+            passages: Lookup of linked-page texts for the ``passages`` field.
+            token_encoder: Token-vector encoder for the MaxSim channel (default:
+                the token outputs of ``embeddings.model`` when available).
+            weights: Default weights of the hybrid search.
+            store_tables: Keep the tables so :meth:`get_table` can return them.
+            progress: Show tqdm progress bars.
+        """
+        index = cls(
+            embeddings,
+            config=config,
+            token_encoder=token_encoder,
+            weights=weights,
+            store_tables=store_tables,
+        )
+        index.add_tables(tables, passages=passages, progress=progress)
+        if path is not None:
+            index.save(path)
+        return index
+
+    def add_tables(
+        self,
+        tables: Iterable[Table],
+        *,
+        passages: PassageLookup | None = None,
+        progress: bool = True,
+    ) -> int:
+        """Index more tables (new ids only); returns how many were added.
+
+        Call :meth:`save` afterwards to persist them.
+        """
+        tables = list(tables)
+        seen: set[str] = set()
+        for table in tables:
+            if table.id in self._info or table.id in seen:
+                raise ValueError(f"duplicate table id {table.id!r}")
+            seen.add(table.id)
+        if not tables:
+            return 0
+        if "passages" in self.config.fields and passages is None:
+            logger.warning("no passage lookup given: the 'passages' field of new tables is empty")
+        infos = corpus_build.index_tables(
+            self.channels, self.config, tables, passages=passages, progress=progress
+        )
+        self._info.update(infos)
+        if self.store_tables:
+            self._pending.update((t.id, t) for t in tables)
+        logger.info("indexed %d tables (%d in total)", len(tables), len(self._info))
+        return len(tables)
+
+    # -------------------------------------------------------------- persistence
+    def manifest(self) -> dict[str, Any]:
+        """Return what keys this index: format, embeddings name and index parameters."""
+        params = self.config.params()
+        params["colbert"] = self.colbert
+        return {
+            "format_version": FORMAT_VERSION,
+            "embeddings": embeddings_name(self.embeddings),
+            "params": params,
+        }
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the index (FAISS, bm25s arrays, Parquet, JSON; no pickle); return its path."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("save() needs a path for an index that was never saved")
+        target.mkdir(parents=True, exist_ok=True)
+        (target / MANIFEST).unlink(missing_ok=True)  # an interrupted save leaves no valid index
+        for name, channel in self.channels.items():
+            channel.save(target / name)  # type: ignore[attr-defined]
+        corpus_build.save_info(target, self._info)
+        if self.store_tables:
+            self._save_tables(target)
+        data = {**self.manifest(), "n_tables": len(self._info)}
+        (target / MANIFEST).write_text(json.dumps(data, indent=2), encoding="utf-8")
+        self.path = target
+        return target
+
+    def _save_tables(self, target: Path) -> None:
+        store = TableStore(target / "tables")
+        if self._store is not None and self._store.folder != store.folder:
+            missing = [t for t in self._store.ids() if t not in store]
+            store.add(self._store.get_many(missing))
+        store.add(t for tid, t in self._pending.items() if tid not in store)
+        self._pending.clear()
+        self._store = store
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        embeddings: Embeddings,
+        *,
+        config: CorpusConfig | None = None,
+        token_encoder: TokenEncoder | None = None,
+        weights: HybridWeights | None = None,
+    ) -> CorpusIndex:
+        """Open an index saved by :meth:`save`.
+
+        Raises:
+            IndexNotFoundError: If ``path`` holds no index.
+            StaleIndexError: If it was built with other embeddings, other
+                parameters than ``config`` (when given) or another format.
+        """
+        folder = Path(path)
+        if not (folder / MANIFEST).is_file():
+            raise IndexNotFoundError(folder)
+        found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        stored = CorpusConfig(**{**found["params"], "fields": tuple(found["params"]["fields"])})
+        index = cls(
+            embeddings,
+            config=config or stored,
+            token_encoder=token_encoder,
+            weights=weights,
+            store_tables=(folder / "tables").is_dir(),
+        )
+        expected = index.manifest()
+        found_key = {k: found.get(k) for k in expected}
+        if found_key != expected:
+            raise StaleIndexError(folder, expected, found_key)
+        index.channels = corpus_build.load_channels(
+            folder, index.config, embeddings, index.colbert, index.channels
+        )
+        index._info = corpus_build.load_info(folder)
+        if index.store_tables:
+            index._store = TableStore(folder / "tables")
+        index.path = folder
+        return index
+
+    # ------------------------------------------------------------------- search
+    def __len__(self) -> int:
+        """Number of indexed tables."""
+        return len(self._info)
+
+    def __contains__(self, table_id: object) -> bool:
+        """Whether a table id is indexed."""
+        return table_id in self._info
+
+    def table_ids(self) -> list[str]:
+        """Indexed table ids, in insertion order."""
+        return list(self._info)
+
+    def retriever(
+        self, method: SearchMethod = "hybrid", *, weights: HybridWeights | None = None
+    ) -> Retriever:
+        """Return the table-level retriever behind ``method`` (hits' ids are table ids)."""
+        if method not in SEARCH_METHODS:
+            raise ConfigError(f"unknown search method {method!r}; use one of {SEARCH_METHODS}")
+        if method in ("bm25", "dense", "rows", "colbert"):
+            return self._channel("meta" if method == "bm25" else method, method)
+        if method == "rrf":
+            return HybridRetriever(
+                [self._channel("meta", method), self._channel("dense", method)], fusion="rrf"
+            )
+        w = weights or self.weights
+        table = w.channel_weights()
+        names = [
+            n
+            for n in self.channels
+            if table.get(n, 0.0) != 0.0 and (method == "hybrid" or n in _BM25_METHOD_FIELDS)
+        ]
+        if not names:
+            raise ConfigError(f"no indexed channel has a non-zero weight for {method!r}")
+        return HybridRetriever(
+            [self.channels[n] for n in names],
+            weights=[table[n] for n in names],
+            fusion="score",
+            candidates=w.candidates,
+        )
+
+    def _channel(self, name: str, method: str) -> Retriever:
+        if name not in self.channels:
+            raise ConfigError(f"search method {method!r} needs the {name!r} channel, not indexed")
+        return self.channels[name]
+
+    def search(
+        self,
+        question: str,
+        k: int = 10,
+        method: SearchMethod = "hybrid",
+        *,
+        weights: HybridWeights | None = None,
+        rerank_model: BaseChatModel | None = None,
+        rerank_top: int = 10,
+    ) -> list[TableHit]:
+        """Return the ``k`` best tables for ``question``.
+
+        Args:
+            question: The user question.
+            k: Number of tables.
+            method: ``hybrid`` (default, fused channels), ``bm25`` (title,
+                section and columns only), ``bm25_fields`` (all BM25 fields
+                fused), ``dense``, ``rows``, ``colbert`` or ``rrf`` (RRF of
+                ``bm25`` and ``dense``).
+            weights: Override the hybrid weights for this search.
+            rerank_model: If given, re-rank the best ``rerank_top`` with this LLM.
+            rerank_top: How many candidates the LLM sees.
+        """
+        hits = self.retriever(method, weights=weights).search(question, max(k, rerank_top))
+        table_hits = [self._table_hit(h) for h in hits]
+        if rerank_model is not None:
+            table_hits = rerank_with_llm(rerank_model, question, table_hits, top_n=rerank_top)
+        return table_hits[:k]
+
+    def search_many(
+        self, questions: Sequence[str], k: int = 10, method: SearchMethod = "hybrid"
+    ) -> list[list[TableHit]]:
+        """Search several questions (no LLM re-rank)."""
+        retriever = self.retriever(method)
+        return [[self._table_hit(h) for h in retriever.search(q, k)] for q in questions]
+
+    def _table_hit(self, hit: Hit) -> TableHit:
+        caption, section, meta = self._info.get(hit.id, ("", "", hit.text))
+        return TableHit(hit.id, hit.score, caption, meta, {"section_title": section})
+
+    def get_table(self, table_id: str) -> Table:
+        """Return a stored table (KeyError if unknown or the index stores no tables)."""
+        if table_id in self._pending:
+            return self._pending[table_id]
+        if self._store is not None and table_id in self._store:
+            return self._store.get(table_id)
+        raise KeyError(table_id)

@@ -1,0 +1,174 @@
+"""Channel construction, table indexing and persistence helpers for ``CorpusIndex``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+from langchain_core.embeddings import Embeddings
+from tqdm.auto import tqdm
+
+from tablerag_agents.retrieval.base import Doc, Retriever
+from tablerag_agents.retrieval.bm25 import BM25Retriever
+from tablerag_agents.retrieval.colbert import (
+    ColBERTRetriever,
+    TokenEncoder,
+    sentence_transformer_token_encoder,
+)
+from tablerag_agents.retrieval.corpus_config import CorpusConfig
+from tablerag_agents.retrieval.corpus_fields import FIELDS, PassageLookup, row_texts, table_fields
+from tablerag_agents.retrieval.dense import DenseRetriever
+from tablerag_agents.retrieval.grouped import MaxGroupRetriever
+from tablerag_agents.retrieval.tokenize import Tokenizer
+from tablerag_agents.retrieval.vectorstore import FaissVectorStore
+from tablerag_agents.tables.model import Table
+
+logger = logging.getLogger(__name__)
+
+_INFO = "info.parquet"
+_BATCH = 256
+T = TypeVar("T")
+
+
+def _has_token_model(embeddings: Embeddings) -> bool:
+    return hasattr(getattr(embeddings, "model", None), "encode")
+
+
+def make_channels(
+    config: CorpusConfig, embeddings: Embeddings, token_encoder: TokenEncoder | None
+) -> tuple[dict[str, Retriever], bool]:
+    """Create empty channels for ``config``; returns them and whether MaxSim is on."""
+    unknown = [f for f in config.fields if f not in FIELDS]
+    if unknown:
+        raise ValueError(f"unknown corpus fields {unknown}; known: {FIELDS}")
+    tokenizer = Tokenizer(stopwords=config.stopwords, stem=config.stem)
+    channels: dict[str, Retriever] = {
+        f: BM25Retriever(tokenizer, k1=config.k1, b=config.b) for f in config.fields
+    }
+    if config.dense:
+        channels["dense"] = DenseRetriever(embeddings)
+    if config.rows:
+        channels["rows"] = MaxGroupRetriever(DenseRetriever(embeddings))
+    colbert = config.colbert
+    if colbert is None:
+        colbert = token_encoder is not None or _has_token_model(embeddings)
+    if colbert:
+        if token_encoder is None:
+            if not _has_token_model(embeddings):
+                raise ValueError(
+                    "colbert=True needs a token encoder or embeddings exposing a "
+                    "sentence-transformers `.model`; pass token_encoder= or colbert=False"
+                )
+            token_encoder = sentence_transformer_token_encoder(embeddings)
+        channels["colbert"] = ColBERTRetriever(token_encoder)
+    return channels, bool(colbert)
+
+
+def _batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _encode(
+    encode: Callable[[list[str]], Any], texts: list[str], desc: str, progress: bool
+) -> list[Any]:
+    out: list[Any] = []
+    with tqdm(total=len(texts), desc=desc, disable=not progress, unit="text") as bar:
+        for chunk in _batches(texts, _BATCH):
+            out.extend(encode(list(chunk)))
+            bar.update(len(chunk))
+    return out
+
+
+def index_tables(
+    channels: dict[str, Retriever],
+    config: CorpusConfig,
+    tables: Sequence[Table],
+    *,
+    passages: PassageLookup | None,
+    progress: bool,
+) -> dict[str, tuple[str, str, str]]:
+    """Add ``tables`` to every channel; return ``{id: (caption, section, meta text)}``."""
+    fields = [
+        table_fields(t, passages)
+        for t in tqdm(tables, desc="table texts", disable=not progress, unit="table")
+    ]
+    for name in config.fields:
+        channels[name].add([Doc(t.id, f[name]) for t, f in zip(tables, fields, strict=True)])
+    metas = [f["meta"] for f in fields]
+    meta_docs = [Doc(t.id, m) for t, m in zip(tables, metas, strict=True)]
+    if "dense" in channels:
+        dense = channels["dense"]
+        assert isinstance(dense, DenseRetriever)
+        vectors = _encode(dense.embeddings.embed_documents, metas, "embed tables", progress)
+        dense.add_with_vectors(meta_docs, np.asarray(vectors, dtype=np.float32))
+    if "rows" in channels:
+        rows = channels["rows"]
+        assert isinstance(rows, MaxGroupRetriever)
+        row_docs = [
+            Doc(f"{t.id}\x1f{n}", text, {"table_id": t.id})
+            for t in tables
+            for n, text in enumerate(row_texts(t, max_chars=config.max_row_chars))
+        ]
+        texts = [d.text for d in row_docs]
+        vectors = _encode(rows.inner.embeddings.embed_documents, texts, "embed rows", progress)
+        rows.add_with_vectors(
+            row_docs, np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        )
+    if "colbert" in channels:
+        colbert = channels["colbert"]
+        assert isinstance(colbert, ColBERTRetriever)
+        mats = _encode(colbert.encoder, metas, "token vectors", progress)
+        colbert.add_with_tokens(meta_docs, mats)
+    return {
+        t.id: (t.caption, str(t.metadata.get("section_title", "") or ""), m)
+        for t, m in zip(tables, metas, strict=True)
+    }
+
+
+def load_channels(
+    folder: Path,
+    config: CorpusConfig,
+    embeddings: Embeddings,
+    colbert: bool,
+    fresh: dict[str, Retriever],
+) -> dict[str, Retriever]:
+    """Read every channel saved under ``folder`` (sub-folders named after channels)."""
+    channels: dict[str, Retriever] = {}
+    tokenizer = Tokenizer(stopwords=config.stopwords, stem=config.stem)
+    for name in config.fields:
+        channels[name] = BM25Retriever.load(folder / name, tokenizer)
+    if config.dense:
+        channels["dense"] = DenseRetriever(
+            vectorstore=FaissVectorStore.load(folder / "dense", embeddings)
+        )
+    if config.rows:
+        store = FaissVectorStore.load(folder / "rows", embeddings)
+        channels["rows"] = MaxGroupRetriever(DenseRetriever(vectorstore=store))
+    if colbert:
+        encoder = fresh["colbert"].encoder  # type: ignore[attr-defined]
+        channels["colbert"] = ColBERTRetriever.load(folder / "colbert", encoder)
+    return channels
+
+
+def save_info(folder: Path, info: dict[str, tuple[str, str, str]]) -> None:
+    """Write the per-table caption, section title and meta text."""
+    items = list(info.items())
+    pd.DataFrame(
+        {
+            "table_id": [i for i, _ in items],
+            "caption": [v[0] for _, v in items],
+            "section_title": [v[1] for _, v in items],
+            "meta": [v[2] for _, v in items],
+        }
+    ).to_parquet(folder / _INFO, index=False, compression="zstd")
+
+
+def load_info(folder: Path) -> dict[str, tuple[str, str, str]]:
+    """Read what :func:`save_info` wrote."""
+    frame = pd.read_parquet(folder / _INFO)
+    return {tid: (c, s, m) for tid, c, s, m in frame.itertuples(index=False, name=None)}

@@ -1,0 +1,106 @@
+"""On-disk store of whole tables (one Parquet file each + a Parquet catalog), no pickle."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from tablerag_agents.tables.model import Table
+
+logger = logging.getLogger(__name__)
+
+_CATALOG = "catalog.parquet"
+
+
+def _json_default(value: Any) -> Any:
+    return str(value)
+
+
+class TableStore:
+    """Tables kept under ``folder/``: ``catalog.parquet`` plus ``NNNNNN.parquet`` per table.
+
+    The catalog holds id, caption, metadata (JSON) and file name; frames are read
+    lazily by :meth:`get`. Files are numbered, so any table id is safe.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        """Open (or prepare) the store at ``folder``; nothing is written until ``add``."""
+        self.folder = Path(folder)
+        self._rows: dict[str, tuple[str, str, str]] = {}  # id -> (caption, metadata, file)
+        catalog = self.folder / _CATALOG
+        if catalog.is_file():
+            frame = pd.read_parquet(catalog)
+            for tid, caption, meta, file in frame.itertuples(index=False, name=None):
+                self._rows[tid] = (caption, meta, file)
+
+    def __len__(self) -> int:
+        """Number of stored tables."""
+        return len(self._rows)
+
+    def __contains__(self, table_id: object) -> bool:
+        """Whether a table id is stored."""
+        return table_id in self._rows
+
+    def ids(self) -> list[str]:
+        """Stored table ids in insertion order."""
+        return list(self._rows)
+
+    def caption(self, table_id: str) -> str:
+        """Caption of a stored table (KeyError if unknown)."""
+        return self._rows[table_id][0]
+
+    def add(self, tables: Iterable[Table]) -> None:
+        """Write tables (ids must be new) and update the catalog."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        n = len(self._rows)
+        for table in tables:
+            if table.id in self._rows:
+                raise ValueError(f"duplicate table id {table.id!r}")
+            file = f"{n:06d}.parquet"
+            _write_frame(table.df, self.folder / file)
+            meta = json.dumps(table.metadata, default=_json_default)
+            self._rows[table.id] = (table.caption, meta, file)
+            n += 1
+        self._write_catalog()
+
+    def _write_catalog(self) -> None:
+        items = list(self._rows.items())
+        pd.DataFrame(
+            {
+                "table_id": [tid for tid, _ in items],
+                "caption": [row[0] for _, row in items],
+                "metadata": [row[1] for _, row in items],
+                "file": [row[2] for _, row in items],
+            }
+        ).to_parquet(self.folder / _CATALOG, index=False, compression="zstd")
+
+    def get(self, table_id: str) -> Table:
+        """Read one table back (KeyError if unknown)."""
+        caption, meta, file = self._rows[table_id]
+        df = pd.read_parquet(self.folder / file)
+        return Table(id=table_id, df=df, caption=caption, metadata=json.loads(meta))
+
+    def get_many(self, table_ids: Sequence[str]) -> list[Table]:
+        """Read several tables back, in the given order."""
+        return [self.get(t) for t in table_ids]
+
+
+def _write_frame(df: pd.DataFrame, path: Path) -> None:
+    """Write a frame to Parquet; columns pyarrow cannot type (mixed objects) become strings."""
+    frame = df.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    frame = frame.reset_index(drop=True)
+    try:
+        frame.to_parquet(path, index=False, compression="zstd")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        mixed = [c for c in frame.columns if frame[c].dtype == object]
+        logger.info("%s: storing mixed-type columns %s as strings", path.name, mixed)
+        for col in mixed:
+            frame[col] = frame[col].map(lambda v: None if v is None else str(v))
+        frame.to_parquet(path, index=False, compression="zstd")
