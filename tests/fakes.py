@@ -5,7 +5,8 @@ model would answer: strings become AI messages, AI messages (for example with
 ``tool_calls``) are returned as they are. Like a real server it cuts a text
 reply at the first stop sequence, and it reports token usage (whitespace
 tokens of the prompt and the reply) so token accounting can be tested. It
-records every prompt, stop list and bound tool list for assertions.
+records every prompt, stop list, call keyword (e.g. a bound temperature)
+and bound tool list for assertions.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ScriptedChatModel(GenericFakeChatModel):
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     stops: list[list[str] | None] = Field(default_factory=list)
     bound_tools: list[dict[str, Any]] = Field(default_factory=list)
+    call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
 
     def __init__(self, replies: Sequence[str | AIMessage], **kwargs: Any) -> None:
         """Create the model with its replies (streaming off so tool calls survive)."""
@@ -48,6 +50,7 @@ class ScriptedChatModel(GenericFakeChatModel):
     ) -> ChatResult:
         self.prompts.append(list(messages))
         self.stops.append(stop)
+        self.call_kwargs.append(dict(kwargs))
         try:
             reply = next(self.messages)
         except StopIteration:

@@ -22,6 +22,7 @@ from tablerag_agents.solve.runtime import (
     answer_from_result,
     call_model,
     observation_text,
+    retry_model,
 )
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class ProcessDfSolver:
         head_rows: Rows shown in the prompt.
         clean: Convert number-like text columns to numbers first.
         exec_timeout_s: Time limit of one run.
+        retry_temperature: Sampling temperature of the repair call (None: the model's).
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -77,6 +79,7 @@ class ProcessDfSolver:
         head_rows: int = 8,
         clean: bool = True,
         exec_timeout_s: float = 10.0,
+        retry_temperature: float | None = 0.6,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model, sandbox and options."""
@@ -86,6 +89,7 @@ class ProcessDfSolver:
         self.head_rows = head_rows
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
+        self.retry_temperature = retry_temperature
         self.explain_model = explain_model
 
     def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
@@ -111,7 +115,9 @@ class ProcessDfSolver:
         result: ExecResult | None = None
         code = ""
         for attempt in range(2 if self.repair else 1):
-            reply = call_model(self.model, messages)
+            # Greedy decoding tends to repeat the failed code: sample the repair.
+            model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
+            reply = call_model(model, messages)
             code = extract_function(reply.text) or ""
             if not code:
                 rec.add(reply, action="none", observation="no code in the reply", ok=False)

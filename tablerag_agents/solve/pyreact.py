@@ -25,13 +25,20 @@ from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import (
+    ParsedStep,
     clean_answer,
     parse_react,
     strip_observation,
     with_result_expression,
 )
 from tablerag_agents.solve.preview import clean_numbers, context_block
-from tablerag_agents.solve.runtime import LLMReply, RunRecorder, call_model, observation_text
+from tablerag_agents.solve.runtime import (
+    LLMReply,
+    RunRecorder,
+    call_model,
+    observation_text,
+    retry_model,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +109,8 @@ class PyReActSolver:
         clean: Convert number-like text columns to numbers before solving.
         exec_timeout_s: Time limit per code run.
         max_observation_chars: Longest observation fed back to the model.
+        retry_temperature: When the model repeats code that failed, resample the
+            step at this temperature (None: keep the repeat).
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -118,6 +127,7 @@ class PyReActSolver:
         clean: bool = True,
         exec_timeout_s: float = 10.0,
         max_observation_chars: int = 1200,
+        retry_temperature: float | None = 0.6,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model, sandbox and options."""
@@ -131,6 +141,7 @@ class PyReActSolver:
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
         self.max_observation_chars = max_observation_chars
+        self.retry_temperature = retry_temperature
         self.explain_model = explain_model
 
     @property
@@ -179,6 +190,7 @@ class _Loop:
         self.last_value: Any = None
         self.last_code = ""
         self.iterations = 0
+        self.failed: set[str] = set()
 
     def execute(self, code: str) -> tuple[ExecResult, str]:
         """Run one action; remember its value when it succeeded."""
@@ -203,18 +215,40 @@ class _Loop:
 
 
 class _TextLoop(_Loop):
-    def _call(self, messages: list[BaseMessage]) -> LLMReply:
-        return call_model(self.solver.model, messages, stop=STOP)
+    def _call(self, messages: list[BaseMessage], temperature: float | None = None) -> LLMReply:
+        return call_model(retry_model(self.solver.model, temperature), messages, stop=STOP)
+
+    def _next_step(self, messages: list[BaseMessage]) -> tuple[LLMReply, ParsedStep, str]:
+        """Ask for the next step; resample once if it repeats code that already failed."""
+        reply = self._call(messages)
+        text = strip_observation(reply.text)
+        step = parse_react(text)
+        if (
+            step.code is not None
+            and step.code.strip() in self.failed
+            and self.solver.retry_temperature
+        ):
+            self.rec.add(
+                reply,
+                thought=step.thought,
+                action="none",
+                code=step.code,
+                observation="(discarded: repeats code that failed; resampled)",
+            )
+            reply = self._call(messages, self.solver.retry_temperature)
+            text = strip_observation(reply.text)
+            step = parse_react(text)
+        return reply, step, text
 
     def run(self, messages: list[BaseMessage]) -> SolverResult:
         hint = load_prompt("react_format_hint").strip()
         for _ in range(self.solver.max_iterations):
-            reply = self._call(messages)
-            text = strip_observation(reply.text)
-            step = parse_react(text)
+            reply, step, text = self._next_step(messages)
             messages.append(AIMessage(text))
             if step.code is not None:
                 result, obs = self.execute(step.code)
+                if not result.ok:
+                    self.failed.add(step.code.strip())
                 self.rec.add(
                     reply,
                     thought=step.thought,

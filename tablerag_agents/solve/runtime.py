@@ -69,6 +69,11 @@ def call_model(
     )
 
 
+def retry_model(model: Runnable[Any, Any], temperature: float | None) -> Runnable[Any, Any]:
+    """``model`` sampling at ``temperature`` (for retries), or unchanged if None."""
+    return model if temperature is None else model.bind(temperature=temperature)
+
+
 @dataclass
 class RunRecorder:
     """Collect trace steps, tokens and wall time of one solver run."""

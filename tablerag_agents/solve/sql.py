@@ -15,7 +15,12 @@ from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import clean_numbers, context_block
-from tablerag_agents.solve.runtime import RunRecorder, answer_from_result, call_model
+from tablerag_agents.solve.runtime import (
+    RunRecorder,
+    answer_from_result,
+    call_model,
+    retry_model,
+)
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, quote_ident, sql_column_names
 
 logger = logging.getLogger(__name__)
@@ -77,6 +82,7 @@ class SQLSolver:
         head_rows: Rows shown in the prompt.
         clean: Convert number-like text columns to numbers first.
         timeout_s: Per-query time limit.
+        retry_temperature: Sampling temperature of the retries (None: the model's).
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -91,6 +97,7 @@ class SQLSolver:
         head_rows: int = 8,
         clean: bool = True,
         timeout_s: float = 5.0,
+        retry_temperature: float | None = 0.6,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model and options."""
@@ -100,6 +107,7 @@ class SQLSolver:
         self.head_rows = head_rows
         self.clean = clean
         self.timeout_s = timeout_s
+        self.retry_temperature = retry_temperature
         self.explain_model = explain_model
 
     def _engine(self, ctx: SolverContext) -> tuple[SafeDuckDB, dict[str, pd.DataFrame]]:
@@ -130,7 +138,9 @@ class SQLSolver:
         last: SQLResult | None = None
         sql = ""
         for attempt in range(self.max_retries + 1):
-            reply = call_model(self.model, messages)
+            # Greedy decoding tends to repeat the failed query: sample the retries.
+            model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
+            reply = call_model(model, messages)
             sql = extract_sql(reply.text) or ""
             if not sql:
                 rec.add(reply, action="none", observation="no SQL found in the reply", ok=False)

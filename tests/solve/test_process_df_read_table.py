@@ -93,3 +93,16 @@ def test_read_table_truncates_only_when_needed() -> None:
     assert "table truncated: first" in prompt and "| 2999 |" not in prompt and "| 10 |" in prompt
     text, cut = fit_rows(big.head(5), 1000, 50)
     assert not cut and text.count("\n") == 6
+
+
+@pytest.mark.sandbox
+def test_process_df_repair_is_sampled(sandbox, seasons: pd.DataFrame) -> None:
+    bad = "```python\ndef process_df(df):\n    return df['x'].sum()\n```"
+    model = ScriptedChatModel([bad, bad])
+    ProcessDfSolver(model, sandbox, retry_temperature=0.6).solve("q", seasons)
+    assert "temperature" not in model.call_kwargs[0]
+    assert model.call_kwargs[1]["temperature"] == 0.6
+    ProcessDfSolver(model2 := ScriptedChatModel([bad, bad]), sandbox, retry_temperature=None).solve(
+        "q", seasons
+    )
+    assert "temperature" not in model2.call_kwargs[1]

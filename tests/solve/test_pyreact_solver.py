@@ -189,3 +189,17 @@ def test_auto_mode_is_text_for_models_without_tools() -> None:
     assert not supports_native_tools(FakeListChatModel(responses=["x"]))
     assert supports_native_tools(ScriptedChatModel([]).bind(stop=["x"]))
     assert HumanMessage("x").content == "x"
+
+
+def test_repeated_failed_code_is_resampled(sandbox, seasons: pd.DataFrame) -> None:
+    bad = "```python\ndf['Att'].max()\n```"
+    model = ScriptedChatModel(
+        [bad, bad, "```python\ndf['Avg. Attendance'].max()\n```", "Final Answer: 7169"]
+    )
+    result = PyReActSolver(model, sandbox, mode="text").solve("max attendance?", seasons)
+    assert result.answer == "7169" and result.iterations == 2
+    assert [s.action for s in result.trace] == ["python", "none", "python", "answer"]
+    assert "discarded" in result.trace[1].observation
+    # The discarded reply is not added to the history: prompts 2 and 3 are the same.
+    assert model.prompts[1] == model.prompts[2]
+    assert model.call_kwargs[2]["temperature"] == 0.6 and "temperature" not in model.call_kwargs[1]
