@@ -17,50 +17,21 @@ from typing import Any, Literal
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 
 from tablerag_agents.prompts import load_prompt
-from tablerag_agents.sandbox import ExecResult, Sandbox
-from tablerag_agents.solve.answer import value_to_items
+from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.parsing import (
-    ParsedStep,
-    clean_answer,
-    parse_react,
-    strip_observation,
-    with_result_expression,
-)
 from tablerag_agents.solve.preview import clean_numbers, context_block
-from tablerag_agents.solve.runtime import (
-    LLMReply,
-    RunRecorder,
-    call_model,
-    observation_text,
-    retry_model,
-)
+from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
+from tablerag_agents.solve.runtime import RunRecorder
+
+__all__ = ["STOP", "Mode", "PyReActSolver", "choose_answer", "supports_native_tools"]
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["auto", "text", "tools"]
-STOP = ["Observation:", "\nObservation"]
-
-
-PYTHON_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "python",
-        "description": (
-            "Run Python code over the table DataFrame `df` (pandas is `pd`); variables "
-            "persist between calls and the value of the last line is returned."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"code": {"type": "string", "description": "Python code to run."}},
-            "required": ["code"],
-        },
-    },
-}
 
 
 def supports_native_tools(model: Runnable[Any, Any]) -> bool:
@@ -73,28 +44,6 @@ def supports_native_tools(model: Runnable[Any, Any]) -> bool:
     if getattr(base, "model_name", None) == ALIAS:
         return False  # the embedded model writes tool calls as text (see DESIGN.md)
     return type(base).bind_tools is not BaseChatModel.bind_tools
-
-
-def split_final(text: str) -> list[str]:
-    """Answer items of a final answer (``|``-separated)."""
-    return [p.strip() for p in text.split("|") if p.strip()]
-
-
-def choose_answer(final: str | None, value: Any) -> list[str]:
-    """Pick the answer items from the model's final answer and the last code value.
-
-    The model's own final answer wins, except when it is a sentence that merely
-    contains the value the code produced: then the value (clean) is used. With
-    no final answer, an answer-shaped last value is used.
-    """
-    value_items = value_to_items(value) if value is not None else None
-    if not final:
-        return value_items or []
-    if value_items and len(final.split()) > 5:
-        lowered = final.lower()
-        if all(item.lower() in lowered for item in value_items):
-            return value_items
-    return split_final(final)
 
 
 class PyReActSolver:
@@ -174,144 +123,5 @@ class PyReActSolver:
             HumanMessage(self._user_prompt(ctx, tables)),
         ]
         with self.sandbox.session(tables) as session:
-            loop = (
-                _TextLoop(self, session, rec) if mode == "text" else _ToolLoop(self, session, rec)
-            )
+            loop = TextLoop(self, session, rec) if mode == "text" else ToolLoop(self, session, rec)
             return loop.run(messages)
-
-
-class _Loop:
-    """State of one question's ReAct loop."""
-
-    def __init__(self, solver: PyReActSolver, session: Any, rec: RunRecorder) -> None:
-        self.solver = solver
-        self.session = session
-        self.rec = rec
-        self.last_value: Any = None
-        self.last_code = ""
-        self.iterations = 0
-        self.failed: set[str] = set()
-
-    def execute(self, code: str) -> tuple[ExecResult, str]:
-        """Run one action; remember its value when it succeeded."""
-        self.iterations += 1
-        result = self.session.run(with_result_expression(code), timeout=self.solver.exec_timeout_s)
-        obs = observation_text(result, self.solver.max_observation_chars)
-        if result.ok and result.value is not None:
-            self.last_value = result.value
-            self.last_code = code
-        return result, obs
-
-    def finish(self, final: str | None, error: str | None = None) -> SolverResult:
-        items = choose_answer(final, self.last_value)
-        return self.rec.finish(
-            items,
-            value=self.last_value,
-            code=self.last_code,
-            error=None if items else error,
-            iterations=self.iterations,
-            explain_model=self.solver.explain_model,
-        )
-
-
-class _TextLoop(_Loop):
-    def _call(self, messages: list[BaseMessage], temperature: float | None = None) -> LLMReply:
-        return call_model(retry_model(self.solver.model, temperature), messages, stop=STOP)
-
-    def _next_step(self, messages: list[BaseMessage]) -> tuple[LLMReply, ParsedStep, str]:
-        """Ask for the next step; resample once if it repeats code that already failed."""
-        reply = self._call(messages)
-        text = strip_observation(reply.text)
-        step = parse_react(text)
-        if (
-            step.code is not None
-            and step.code.strip() in self.failed
-            and self.solver.retry_temperature
-        ):
-            self.rec.add(
-                reply,
-                thought=step.thought,
-                action="none",
-                code=step.code,
-                observation="(discarded: repeats code that failed; resampled)",
-            )
-            reply = self._call(messages, self.solver.retry_temperature)
-            text = strip_observation(reply.text)
-            step = parse_react(text)
-        return reply, step, text
-
-    def run(self, messages: list[BaseMessage]) -> SolverResult:
-        hint = load_prompt("react_format_hint").strip()
-        for _ in range(self.solver.max_iterations):
-            reply, step, text = self._next_step(messages)
-            messages.append(AIMessage(text))
-            if step.code is not None:
-                result, obs = self.execute(step.code)
-                if not result.ok:
-                    self.failed.add(step.code.strip())
-                self.rec.add(
-                    reply,
-                    thought=step.thought,
-                    action="python",
-                    code=step.code,
-                    observation=obs,
-                    ok=result.ok,
-                    exec_seconds=result.duration_s,
-                )
-                messages.append(HumanMessage(f"Observation: {obs}"))
-                continue
-            if step.final_answer is not None:
-                self.rec.add(reply, thought=step.thought, action="answer")
-                return self.finish(step.final_answer)
-            self.rec.add(reply, thought=step.thought, action="none", observation=hint)
-            messages.append(HumanMessage(hint))
-        # Out of actions: use an answer-shaped last value, else ask once for the answer.
-        if self.last_value is not None and value_to_items(self.last_value):
-            return self.finish(None)
-        messages.append(HumanMessage(load_prompt("react_final").strip()))
-        reply = self._call(messages)
-        step = parse_react(strip_observation(reply.text))
-        self.rec.add(reply, thought=step.thought, action="answer")
-        return self.finish(step.final_answer, error="max iterations reached without an answer")
-
-
-class _ToolLoop(_Loop):
-    def run(self, messages: list[BaseMessage]) -> SolverResult:
-        model = self.solver.model
-        bound = model.bind_tools([PYTHON_TOOL])  # type: ignore[attr-defined]
-        for _ in range(self.solver.max_iterations):
-            reply = call_model(bound, messages)
-            message = reply.message
-            messages.append(message)
-            if not message.tool_calls:
-                step = parse_react(reply.text)
-                final = step.final_answer or clean_answer(reply.text)
-                self.rec.add(reply, thought=step.thought, action="answer")
-                return self.finish(final)
-            for i, call in enumerate(message.tool_calls):
-                code = str(call["args"].get("code", ""))
-                if call["name"] != "python" or not code.strip():
-                    obs = f"Error: use the `python` tool with `code` (got {call['name']!r})"
-                    self.rec.add(
-                        reply if i == 0 else None, action="none", observation=obs, ok=False
-                    )
-                    messages.append(ToolMessage(obs, tool_call_id=call["id"] or f"call_{i}"))
-                    continue
-                result, obs = self.execute(code)
-                self.rec.add(
-                    reply if i == 0 else None,
-                    action="python",
-                    code=code,
-                    observation=obs,
-                    ok=result.ok,
-                    exec_seconds=result.duration_s,
-                )
-                messages.append(ToolMessage(obs, tool_call_id=call["id"] or f"call_{i}"))
-        if self.last_value is not None and value_to_items(self.last_value):
-            return self.finish(None)
-        messages.append(HumanMessage(load_prompt("react_final").strip()))
-        reply = call_model(model, messages)
-        step = parse_react(reply.text)
-        self.rec.add(reply, thought=step.thought, action="answer")
-        final = step.final_answer or clean_answer(reply.text) or None
-        return self.finish(final, error="max iterations reached without an answer")
