@@ -36,7 +36,9 @@ def frame_to_ipc(df: pd.DataFrame) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def ipc_to_frame(data: bytes, max_cells: int | None = None) -> pd.DataFrame:
+def ipc_to_frame(
+    data: bytes | bytearray | memoryview, max_cells: int | None = None
+) -> pd.DataFrame:
     """Parse and fully validate Arrow IPC stream bytes, then convert to pandas.
 
     Args:
@@ -143,13 +145,16 @@ def encode_tables(tables: Mapping[str, pd.DataFrame]) -> tuple[list[dict[str, An
     return entries, b"".join(parts)
 
 
-def decode_tables(entries: list[dict[str, Any]], blob: bytes) -> dict[str, pd.DataFrame]:
-    """Inverse of :func:`encode_tables`."""
+def decode_tables(
+    entries: list[dict[str, Any]], blob: bytes | bytearray
+) -> dict[str, pd.DataFrame]:
+    """Inverse of :func:`encode_tables` (slices the blob without copying it)."""
     tables: dict[str, pd.DataFrame] = {}
+    view = memoryview(blob)
     offset = 0
     for entry in entries:
         size = int(entry["size"])
-        tables[str(entry["name"])] = ipc_to_frame(blob[offset : offset + size])
+        tables[str(entry["name"])] = ipc_to_frame(view[offset : offset + size])
         offset += size
     if offset != len(blob):
         raise ValueError("table blob size does not match its entries")

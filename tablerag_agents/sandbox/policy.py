@@ -25,7 +25,12 @@ class SandboxPolicy(BaseModel):
         description="Extra wall-clock time after the soft limit before the host kills the worker.",
     )
     memory_mb: int = Field(
-        default=1024, ge=256, description="Address-space limit (RLIMIT_AS) per process."
+        default=1024,
+        ge=256,
+        description=(
+            "Address-space limit (RLIMIT_AS) per process. Loading a table needs about "
+            "twice its size on top of ~300 MB for Python and pandas."
+        ),
     )
     max_processes: int = Field(
         default=16, ge=2, le=4096, description="Processes and threads (RLIMIT_NPROC)."

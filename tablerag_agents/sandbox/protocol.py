@@ -48,23 +48,23 @@ def decode_message(body: bytes) -> dict[str, Any]:
     return message
 
 
-def read_exact(fd: int, n: int) -> bytes:
-    """Read exactly ``n`` bytes from a blocking fd (no read-ahead past the frame)."""
-    chunks: list[bytes] = []
-    remaining = n
-    while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
+def read_exact(fd: int, n: int) -> bytearray:
+    """Read exactly ``n`` bytes from a blocking fd into one buffer (no read-ahead)."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        count = os.readv(fd, [view[got : got + min(n - got, 1 << 20)]])
+        if not count:
             raise ProtocolError("channel closed")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+        got += count
+    return buf
 
 
-def read_frame(fd: int, max_blob: int) -> tuple[dict[str, Any], bytes]:
+def read_frame(fd: int, max_blob: int) -> tuple[dict[str, Any], bytes | bytearray]:
     """Read one frame from a blocking fd."""
-    json_len, blob_len = parse_header(read_exact(fd, HEADER.size), max_blob)
-    message = decode_message(read_exact(fd, json_len))
+    json_len, blob_len = parse_header(bytes(read_exact(fd, HEADER.size)), max_blob)
+    message = decode_message(bytes(read_exact(fd, json_len)))
     return message, read_exact(fd, blob_len) if blob_len else b""
 
 

@@ -98,9 +98,11 @@ class Session:
             sandbox._discard(worker)
             raise SandboxError(f"the sandbox failed to open a session: {exc}") from exc
         try:
-            channel.send(
-                {"op": "tables", "tables": self._entries}, self._blob, time.monotonic() + 120
-            )
+            try:
+                tables = {"op": "tables", "tables": self._entries}
+                channel.send(tables, self._blob, time.monotonic() + 120)
+            except WorkerDied:
+                pass  # it stopped reading (e.g. out of memory): its error message may follow
             message, _ = channel.recv(time.monotonic() + sandbox.policy.startup_timeout_s)
         except (WorkerDied, WorkerTimeout) as exc:
             channel.close()
@@ -111,7 +113,9 @@ class Session:
             channel.close()
             if message.get("op") == "error":
                 sandbox._release(worker, reusable=True)
-                raise SandboxError(f"the sandbox could not load the tables: {message.get('error')}")
+                error = str(message.get("error"))[:500]
+                hint = " (raise SandboxPolicy.memory_mb)" if "MemoryError" in error else ""
+                raise SandboxError(f"the sandbox could not load the tables: {error}{hint}")
             sandbox._discard(worker)
             raise SandboxError(f"unexpected message from the sandbox: {message.get('op')!r}")
         sandbox.stats.sessions += 1

@@ -48,6 +48,7 @@ def _list_home(rs: R, c: C) -> None:
 def _environ(rs: R, c: C) -> None:
     allowed = {"HOME", "TMPDIR", "LANG", "PATH", "PWD", "LC_CTYPE"}
     allowed |= {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+    allowed |= {"ARROW_DEFAULT_MEMORY_POOL"}
     assert rs[0].ok and isinstance(rs[0].value, dict), rs[0]
     assert c.env_name not in rs[0].value and set(rs[0].value) <= allowed, rs[0].value
     no_leak(rs[0], c.env_secret)

@@ -203,6 +203,14 @@ def test_workers_are_recycled_after_n_runs() -> None:
             assert len(set(uids)) == 3 and min(uids) >= 1_900_000_000
 
 
+def test_table_too_big_for_memory_limit_is_a_clear_error() -> None:
+    big = pd.DataFrame({"a": np.zeros(120 * 1024 * 1024 // 8)})
+    with Sandbox(SandboxPolicy(memory_mb=256, max_workers=1)) as sandbox:
+        with pytest.raises(SandboxError, match=r"could not load the tables.*memory_mb"):
+            sandbox.run("len(df)", {"df": big})
+        assert sandbox.run("len(df)", {"df": big.head(5)}).value == 5
+
+
 def test_closed_sandbox_refuses_work() -> None:
     sandbox = Sandbox(SandboxPolicy(prewarm=False))
     sandbox.close()
