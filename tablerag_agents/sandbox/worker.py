@@ -253,8 +253,9 @@ def _standby_warm_up(link: socket.socket) -> None:
 
     poller = select.poll()
     poller.register(link, select.POLLIN)
-    for step in (run_cell, lambda: _warm_up(pd)):
-        if poller.poll(0):
+    # A caller running sessions back to back is usually already waiting: serve it first.
+    for step, wait_ms in ((run_cell, 5), (lambda: _warm_up(pd), 0)):
+        if poller.poll(wait_ms):
             return
         try:
             step()
