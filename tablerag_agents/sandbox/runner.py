@@ -52,6 +52,10 @@ class Sandbox:
     leftover process and empties ``/tmp``. Workers are replaced after a crash,
     a hard timeout, or ``policy.max_runs_per_worker`` runs.
 
+    Inside, the tables are variables named by their keys, ``pd`` and ``np`` are
+    imported, ``_`` holds the last value, and the working directory is ``/tmp``.
+    Thread-safe: concurrent sessions use up to ``policy.max_workers`` sandboxes.
+
     Raises:
         SandboxUnavailableError: bubblewrap is missing or cannot create the
             sandbox here. There is no unsandboxed fallback.

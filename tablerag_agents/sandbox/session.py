@@ -143,8 +143,8 @@ class Session:
         if limit <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         with self._lock:
-            if self._closed:
-                raise SandboxError("the session is closed")
+            if self._closed or self._sandbox._closed:
+                raise SandboxError("the session or its sandbox is closed")
             start = time.perf_counter()
             notes: list[str] = []
             if self._worker is None or self._channel is None:

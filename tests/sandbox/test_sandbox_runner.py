@@ -213,9 +213,13 @@ def test_table_too_big_for_memory_limit_is_a_clear_error() -> None:
 
 def test_closed_sandbox_refuses_work() -> None:
     sandbox = Sandbox(SandboxPolicy(prewarm=False))
+    session = sandbox.session()
+    assert session.run("1").value == 1
     sandbox.close()
     with pytest.raises(SandboxError, match="closed"):
         sandbox.run("1")
+    with pytest.raises(SandboxError, match="closed"):
+        session.run("2")
 
 
 def test_threads_share_the_pool_safely(sb: Sandbox) -> None:
