@@ -50,6 +50,9 @@ class SentenceTransformerEmbeddings(Embeddings):
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar on every load
 
             if not self.path.is_dir():
                 raise ModelError(f"embedding model folder not found: {self.path}")

@@ -1,0 +1,104 @@
+"""The `tablerag` command line, end to end on the bundled sample tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakes import ScriptedChatModel
+from typer.testing import CliRunner
+
+from tablerag_agents import qa
+from tablerag_agents.cli import app
+from tablerag_agents.qa import sample_tables_dir
+
+runner = CliRunner()
+COMMANDS = ["index", "search", "ask", "demo", "info"]
+
+
+def test_every_command_has_help() -> None:
+    top = runner.invoke(app, ["--help"])
+    assert top.exit_code == 0
+    for name in COMMANDS:
+        assert name in top.output
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, result.output
+        assert "Usage:" in result.output and len(result.output) > 200
+
+
+def test_ask_needs_exactly_one_source() -> None:
+    result = runner.invoke(app, ["ask", "how many?"])
+    assert result.exit_code == 2
+    assert "exactly one of --table FILE or --index DIR" in result.output
+
+
+def test_ask_missing_table_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ask", "q?", "--table", str(tmp_path / "nope.csv")])
+    assert result.exit_code == 1
+    assert "nope.csv" in result.output and "Traceback" not in result.output
+
+
+def test_search_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["search", "q?", "--index", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert "no index found" in result.output
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("idx") / "index"
+    result = runner.invoke(
+        app, ["index", str(sample_tables_dir()), "--out", str(out), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "indexed 4 tables" in result.output
+    return out
+
+
+def test_index_is_incremental(sample_index: Path) -> None:
+    again = runner.invoke(
+        app, ["index", str(sample_tables_dir()), "--out", str(sample_index), "--no-progress"]
+    )
+    assert again.exit_code == 0, again.output
+    assert "indexed 0 tables" in again.output and "4 skipped" in again.output
+
+
+@pytest.mark.parametrize(
+    ("question", "table_id"),
+    [
+        ("which lake in Turkey is the deepest?", "lakes_of_turkey"),
+        ("passengers from Manzanillo airport to Houston", "manzanillo_airport_routes_2013"),
+        ("when did the team play in the USL A-League?", "usl_a_league_team_seasons"),
+    ],
+)
+def test_search_ranks_the_right_table_first(
+    sample_index: Path, question: str, table_id: str
+) -> None:
+    result = runner.invoke(app, ["search", question, "--index", str(sample_index), "--json"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert hits[0]["table_id"] == table_id
+    assert len(hits) == 4 and hits[0]["score"] >= hits[1]["score"]
+
+
+def test_ask_over_index_with_sql_solver(
+    sample_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sql = (
+        "```sql\nSELECT \"Depth\" FROM t WHERE \"Name in English\" = 'Lake Tuz'\n```"
+    )
+    model = ScriptedChatModel([sql])
+    monkeypatch.setattr(qa, "get_chat_model", lambda settings: model)
+    result = runner.invoke(
+        app,
+        ["ask", "how deep is lake tuz?", "--index", str(sample_index), "--solver", "sql", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["table_id"] == "lakes_of_turkey"
+    assert data["result"]["answer"] == "2 m"
+    cited = data["result"]["provenance"]["cells"]
+    assert {"column": "Depth", "value": "2 m"}.items() <= cited[0].items()
+    # The model saw the table's columns in its prompt.
+    assert "Name in English" in str(model.prompts[0])
