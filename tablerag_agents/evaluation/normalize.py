@@ -195,3 +195,21 @@ def answers_match(predicted: str | Sequence[object], gold: Sequence[str]) -> boo
             return False
         unused.remove(hit)
     return True
+
+
+def answer_key(items: Sequence[object]) -> str:
+    """A hashable key under which equal answers (by this module's rules) collide.
+
+    Used for majority votes: numbers by value, dates by date, text normalised;
+    the order of list items does not matter.
+    """
+    keys = set()
+    for item in items:
+        v = normalize_value(item)
+        if v.number is not None:
+            keys.add(f"n:{v.number:.10g}")
+        elif v.date is not None:
+            keys.add(f"d:{v.date}")
+        else:
+            keys.add(f"t:{v.text}")
+    return "|".join(sorted(keys))

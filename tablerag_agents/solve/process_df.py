@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -11,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import value_to_items
@@ -18,11 +21,13 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.runtime import (
+    LLMReply,
     RunRecorder,
     answer_from_result,
     call_model,
     observation_text,
     retry_model,
+    sample_replies,
 )
 
 logger = logging.getLogger(__name__)
@@ -54,6 +59,19 @@ def program(code: str) -> str:
     return code  # a plain script: its last expression is the answer
 
 
+@dataclass
+class Attempt:
+    """One generated function and what running it gave."""
+
+    code: str
+    result: ExecResult | None
+
+    @property
+    def ok(self) -> bool:
+        """True if the code ran without an exception."""
+        return self.result is not None and self.result.ok
+
+
 class ProcessDfSolver:
     """One-shot code generation: ``process_df(df)`` returns the answer.
 
@@ -65,6 +83,10 @@ class ProcessDfSolver:
         clean: Convert number-like text columns to numbers first.
         exec_timeout_s: Time limit of one run.
         retry_temperature: Sampling temperature of the repair call (None: the model's).
+        samples: Functions per question; above 1, ``samples - 1`` more are sampled
+            at ``sample_temperature`` and the answers are decided by majority vote
+            (self-consistency).
+        sample_temperature: Temperature of those extra samples.
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -80,6 +102,8 @@ class ProcessDfSolver:
         clean: bool = True,
         exec_timeout_s: float = 10.0,
         retry_temperature: float | None = 0.6,
+        samples: int = 1,
+        sample_temperature: float = 0.7,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model, sandbox and options."""
@@ -90,6 +114,10 @@ class ProcessDfSolver:
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
         self.retry_temperature = retry_temperature
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
+        self.samples = samples
+        self.sample_temperature = sample_temperature
         self.explain_model = explain_model
 
     def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
@@ -104,6 +132,23 @@ class ProcessDfSolver:
             HumanMessage(user.replace("\n\n", "\n")),
         ]
 
+    def _run(self, rec: RunRecorder, reply: LLMReply, tables: dict[str, pd.DataFrame]) -> Attempt:
+        """Extract the function from ``reply``, run it, and record the step."""
+        code = extract_function(reply.text) or ""
+        if not code:
+            rec.add(reply, action="none", observation="no code in the reply", ok=False)
+            return Attempt(code, None)
+        result = self.sandbox.run(program(code), tables, timeout=self.exec_timeout_s)
+        rec.add(
+            reply,
+            action="python",
+            code=code,
+            observation=observation_text(result),
+            ok=result.ok,
+            exec_seconds=result.duration_s,
+        )
+        return Attempt(code, result)
+
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
         ctx = as_context(question, df)
@@ -112,45 +157,59 @@ class ProcessDfSolver:
             tables = {name: clean_numbers(frame) for name, frame in tables.items()}
         rec = RunRecorder(self.name, ctx)
         messages = self._messages(ctx, tables)
-        result: ExecResult | None = None
-        code = ""
-        for attempt in range(2 if self.repair else 1):
+        first = self._run(rec, call_model(self.model, messages), tables)
+        if not first.ok and self.repair:
+            error = observation_text(first.result, 800) if first.result else "no ```python block"
+            follow = [
+                AIMessage(rec.steps[-1].raw),
+                HumanMessage(load_prompt("process_df_repair").format(error=error)),
+            ]
             # Greedy decoding tends to repeat the failed code: sample the repair.
-            model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
-            reply = call_model(model, messages)
-            code = extract_function(reply.text) or ""
-            if not code:
-                rec.add(reply, action="none", observation="no code in the reply", ok=False)
-                result = None
-            else:
-                result = self.sandbox.run(program(code), tables, timeout=self.exec_timeout_s)
-                rec.add(
-                    reply,
-                    action="python",
-                    code=code,
-                    observation=observation_text(result),
-                    ok=result.ok,
-                    exec_seconds=result.duration_s,
-                )
-                if result.ok:
-                    break
-            if attempt == 0 and self.repair:
-                error = observation_text(result, 800) if result else "no ```python block found"
-                messages += [
-                    AIMessage(reply.text),
-                    HumanMessage(load_prompt("process_df_repair").format(error=error)),
-                ]
+            model = retry_model(self.model, self.retry_temperature)
+            first = self._run(rec, call_model(model, messages + follow), tables)
         iterations = len(rec.steps)
-        if result is None or not result.ok:
-            error = "no code produced" if result is None else f"code failed: {result.error_type}"
-            return rec.finish(None, code=code, error=error, iterations=iterations)
-        items = value_to_items(result.value)
-        if items is None and (result.value is not None or result.value_repr):
-            items = answer_from_result(self.model, rec, observation_text(result))
+        attempts = [first]
+        if self.samples > 1:
+            replies = sample_replies(
+                self.model, messages, self.samples - 1, self.sample_temperature
+            )
+            attempts += [self._run(rec, reply, tables) for reply in replies]
+            iterations = len(rec.steps)
+        if not any(a.ok for a in attempts):
+            error = (
+                "no code produced"
+                if first.result is None
+                else f"code failed: {first.result.error_type}"
+            )
+            return rec.finish(None, code=first.code, error=error, iterations=iterations)
+        best, items = self._vote(rec, attempts)
         return rec.finish(
             items,
-            value=result.value,
-            code=code,
+            value=best.result.value if best.result else None,
+            code=best.code,
             iterations=iterations,
             explain_model=self.explain_model,
         )
+
+    def _vote(self, rec: RunRecorder, attempts: list[Attempt]) -> tuple[Attempt, list[str] | None]:
+        """Majority vote over the answers of the successful runs (first run wins ties).
+
+        A result that is not answer-shaped (e.g. a wide table) is read by the
+        model, but only for the first successful run, to bound the cost.
+        """
+        answered: list[tuple[Attempt, list[str]]] = []
+        for attempt in attempts:
+            if not attempt.ok or attempt.result is None:
+                continue
+            items = value_to_items(attempt.result.value)
+            if items is None and not answered and attempt is attempts[0]:
+                if attempt.result.value is not None or attempt.result.value_repr:
+                    items = answer_from_result(self.model, rec, observation_text(attempt.result))
+            if items:
+                answered.append((attempt, items))
+        if not answered:
+            fallback = next(a for a in attempts if a.ok)
+            return fallback, None
+        votes = Counter(answer_key(items) for _, items in answered)
+        top = max(votes.values())
+        return next((a, i) for a, i in answered if votes[answer_key(i)] == top)

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding
 
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import build_provenance, explain, join_items
@@ -67,6 +67,44 @@ def call_model(
         seconds=seconds,
         cached_tokens=int(details.get("cache_read", 0) or 0),
     )
+
+
+def sample_replies(
+    model: Runnable[Any, Any], messages: Sequence[BaseMessage], n: int, temperature: float
+) -> list[LLMReply]:
+    """Draw ``n`` sampled replies, in one request when the model is OpenAI-compatible.
+
+    One request with ``n`` choices lets the server process the prompt once and
+    decode the samples together. Its token usage is put on the first reply.
+    Other models get ``n`` calls with distinct seeds.
+    """
+    from langchain_openai import ChatOpenAI
+
+    base, kwargs = (
+        (model.bound, dict(model.kwargs))
+        if isinstance(model, RunnableBinding)
+        else (
+            model,
+            {},
+        )
+    )
+    if n > 1 and isinstance(base, ChatOpenAI):
+        started = time.perf_counter()
+        result = base.generate([list(messages)], n=n, **{**kwargs, "temperature": temperature})
+        seconds = time.perf_counter() - started
+        gens = result.generations[0]
+        replies = [
+            LLMReply(message=AIMessage(g.text), input_tokens=0, output_tokens=0, seconds=0.0)
+            for g in gens
+        ]
+        usage = (getattr(gens[0], "message", None) and gens[0].message.usage_metadata) or {}
+        details = usage.get("input_token_details") or {}
+        replies[0].input_tokens = int(usage.get("input_tokens", 0))
+        replies[0].output_tokens = int(usage.get("output_tokens", 0))
+        replies[0].cached_tokens = int(details.get("cache_read", 0) or 0)
+        replies[0].seconds = seconds
+        return replies
+    return [call_model(model.bind(temperature=temperature, seed=i), messages) for i in range(n)]
 
 
 def retry_model(model: Runnable[Any, Any], temperature: float | None) -> Runnable[Any, Any]:

@@ -143,3 +143,13 @@ def test_normalize_value_of_python_objects() -> None:
 def test_split_answer_keeps_thousands_together() -> None:
     assert split_answer("1,234, 5,678 and 9") == ["1,234", "5,678", "9"]
     assert split_answer("a | b;c") == ["a", "b", "c"]
+
+
+def test_answer_key_groups_equal_answers() -> None:
+    from tablerag_agents.evaluation.normalize import answer_key
+
+    assert answer_key(["2005"]) == answer_key([2005.0]) == answer_key(["2,005"])
+    assert answer_key(["The Beatles"]) == answer_key(["beatles"])
+    assert answer_key(["a", "b"]) == answer_key(["b", "a"])
+    assert answer_key(["January 6, 1979"]) == answer_key(["1979-01-06"])
+    assert answer_key(["2005"]) != answer_key(["2006"])

@@ -106,3 +106,26 @@ def test_process_df_repair_is_sampled(sandbox, seasons: pd.DataFrame) -> None:
         "q", seasons
     )
     assert "temperature" not in model2.call_kwargs[1]
+
+
+@pytest.mark.sandbox
+def test_process_df_self_consistency_vote(sandbox, seasons: pd.DataFrame) -> None:
+    def fn(expr: str) -> str:
+        return f"```python\ndef process_df(df):\n    return {expr}\n```"
+
+    model = ScriptedChatModel(
+        [
+            fn("int(df['Year'].min())"),  # greedy: 2001
+            fn("int(df['Year'].max())"),  # sample: 2005
+            fn("df['nope'].max()"),  # sample: fails
+            fn("float(df['Year'].max())"),  # sample: 2005.0 (same answer as 2005)
+        ]
+    )
+    solver = ProcessDfSolver(model, sandbox, samples=4, sample_temperature=0.9)
+    result = solver.solve("last season?", seasons)
+    assert result.answer == "2005" and result.iterations == 4 and result.code_errors == 1
+    assert [k.get("temperature") for k in model.call_kwargs] == [None, 0.9, 0.9, 0.9]
+    assert result.trace[1].code.endswith("int(df['Year'].max())")
+    assert result.provenance.cells[0].row == 4
+    with pytest.raises(ValueError, match="samples"):
+        ProcessDfSolver(model, sandbox, samples=0)

@@ -1,0 +1,67 @@
+"""Sampled replies over an OpenAI-compatible endpoint: one request with n choices."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
+
+from tablerag_agents.solve.runtime import call_model, sample_replies
+
+
+def _model(requests: list[dict]) -> ChatOpenAI:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        requests.append(body)
+        n = body.get("n", 1)
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": i,
+                        "message": {"role": "assistant", "content": f"answer {i}"},
+                        "finish_reason": "stop",
+                    }
+                    for i in range(n)
+                ],
+                "usage": {
+                    "prompt_tokens": 50,
+                    "completion_tokens": 4 * n,
+                    "total_tokens": 50 + 4 * n,
+                    "prompt_tokens_details": {"cached_tokens": 30},
+                },
+            },
+        )
+
+    client = httpx.Client(transport=httpx.MockTransport(handler))
+    return ChatOpenAI(base_url="http://local/v1", api_key="x", model="m", http_client=client)
+
+
+def test_sample_replies_is_one_request_with_n_choices() -> None:
+    requests: list[dict] = []
+    model = _model(requests).bind(extra_body={"cache_prompt": False})
+    replies = sample_replies(model, [HumanMessage("q")], 3, temperature=0.8)
+    assert [r.text for r in replies] == ["answer 0", "answer 1", "answer 2"]
+    assert len(requests) == 1
+    assert requests[0]["n"] == 3 and requests[0]["temperature"] == 0.8
+    assert requests[0]["cache_prompt"] is False  # the binding's extra_body survives
+    assert (replies[0].input_tokens, replies[0].output_tokens, replies[0].cached_tokens) == (
+        50,
+        12,
+        30,
+    )
+    assert replies[1].input_tokens == 0
+
+
+def test_call_model_reads_usage_and_stop() -> None:
+    requests: list[dict] = []
+    reply = call_model(_model(requests), [HumanMessage("q")], stop=["Observation:"])
+    assert reply.text == "answer 0" and reply.input_tokens == 50 and reply.cached_tokens == 30
+    assert requests[0]["stop"] == ["Observation:"]
