@@ -32,7 +32,7 @@ from tablerag_agents.evaluation.datasets import (
     sample_examples,
 )
 from tablerag_agents.evaluation.metrics import RunRecord, exact_match, summarize
-from tablerag_agents.evaluation.normalize import normalize_value
+from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve import (
@@ -45,8 +45,7 @@ from tablerag_agents.solve import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-ALL_SOLVERS = ("read_table", "pyreact", "sql", "process_df", "pyreact_nocache")
-ENSEMBLE_MEMBERS = ("pyreact", "process_df", "sql")  # tie-break order
+ALL_SOLVERS = ("read_table", "pyreact", "sql", "process_df", "process_df_sc", "pyreact_nocache")
 NO_CACHE = {"cache_prompt": False}
 
 
@@ -67,6 +66,12 @@ def parse_args() -> argparse.Namespace:
         help=f"comma-separated, from {','.join(ALL_SOLVERS)}",
     )
     ap.add_argument("--max-iterations", type=int, default=5, help="PyReAct action limit")
+    ap.add_argument("--samples", type=int, default=5, help="functions voted in process_df_sc")
+    ap.add_argument(
+        "--ensemble",
+        default="pyreact,process_df,sql",
+        help="solvers whose answers are majority-voted (ties: first listed)",
+    )
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
     ap.add_argument(
         "--no-prefix-cache", action="store_true", help="disable the server's prompt cache"
@@ -98,6 +103,8 @@ def build_solvers(names: list[str], args: argparse.Namespace) -> dict[str, Any]:
             made[name] = SQLSolver(model)
         elif name == "process_df":
             made[name] = ProcessDfSolver(model, sandbox)
+        elif name == "process_df_sc":
+            made[name] = ProcessDfSolver(model, sandbox, samples=args.samples)
         else:
             raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
     return made
@@ -139,15 +146,6 @@ def load_records(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return done
 
 
-def vote_key(items: list[str]) -> str:
-    """Comparable form of an answer for voting."""
-    keys = []
-    for item in items:
-        v = normalize_value(item)
-        keys.append(f"n:{v.number:.6g}" if v.number is not None else f"t:{v.text}")
-    return "|".join(sorted(keys))
-
-
 def ensemble(records: list[dict[str, Any]], members: tuple[str, ...]) -> list[dict[str, Any]]:
     """Majority vote of the members' answers per question (ties: member order)."""
     by_q: dict[str, dict[str, dict[str, Any]]] = {}
@@ -158,14 +156,14 @@ def ensemble(records: list[dict[str, Any]], members: tuple[str, ...]) -> list[di
         present = [recs[m] for m in members if m in recs]
         if len(present) < len(members):
             continue
-        votes = Counter(vote_key(r["answer_items"]) for r in present if r["answer_items"])
+        votes = Counter(answer_key(r["answer_items"]) for r in present if r["answer_items"])
         best = None
         if votes:
             top = max(votes.values())
             best = next(
                 r
                 for r in present
-                if r["answer_items"] and votes[vote_key(r["answer_items"])] == top
+                if r["answer_items"] and votes[answer_key(r["answer_items"])] == top
             )
         out.append(
             {
@@ -265,7 +263,7 @@ def main() -> None:
                 )
     ids = {ex.id for ex in sample}
     records = [r for (qid, s), r in done.items() if qid in ids and s in names]
-    members = tuple(m for m in ENSEMBLE_MEMBERS if m in names)
+    members = tuple(m for m in args.ensemble.split(",") if m in names)
     order = list(names)
     if len(members) >= 2:
         records += ensemble(records, members)
