@@ -37,7 +37,9 @@ def maxsim(query_tokens: np.ndarray, doc_tokens: np.ndarray) -> float:
     return float(sims.max(axis=1).sum())
 
 
-def maxsim_many(query_tokens: np.ndarray, tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def maxsim_many(
+    query_tokens: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, *, chunk: int = 65536
+) -> np.ndarray:
     """Score every doc of a packed token matrix at once.
 
     Args:
@@ -45,6 +47,7 @@ def maxsim_many(query_tokens: np.ndarray, tokens: np.ndarray, offsets: np.ndarra
         tokens: (total, dim) doc token vectors, docs stored one after another.
         offsets: (n_docs + 1,) start of each doc in ``tokens``; doc i is
             ``tokens[offsets[i]:offsets[i + 1]]``. Empty docs score 0.
+        chunk: Token rows converted to float32 at a time (bounds memory).
 
     Returns:
         (n_docs,) float32 MaxSim scores.
@@ -53,7 +56,11 @@ def maxsim_many(query_tokens: np.ndarray, tokens: np.ndarray, offsets: np.ndarra
     out = np.zeros(n_docs, dtype=np.float32)
     if n_docs == 0 or len(query_tokens) == 0 or len(tokens) == 0:
         return out
-    sims = tokens.astype(np.float32) @ query_tokens.astype(np.float32).T  # (total, q)
+    q = np.ascontiguousarray(query_tokens, dtype=np.float32).T  # (dim, q)
+    sims = np.empty((len(tokens), q.shape[1]), dtype=np.float32)
+    for start in range(0, len(tokens), chunk):
+        block = np.asarray(tokens[start : start + chunk], dtype=np.float32)
+        np.matmul(block, q, out=sims[start : start + len(block)])
     starts = offsets[:-1]
     nonempty = offsets[1:] > starts
     best = np.maximum.reduceat(sims, starts[nonempty], axis=0)  # (n_nonempty, q)

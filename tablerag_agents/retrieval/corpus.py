@@ -41,6 +41,9 @@ logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 _BM25_METHOD_FIELDS = ("meta", "cells", "intro", "passages")
+#: Channels that only re-score the others' candidates in fused search (MaxSim over
+#: every table is the costly part; over ~100 candidates it is cheap).
+_SCORE_ONLY = frozenset({"colbert"})
 
 
 class CorpusIndex:
@@ -255,11 +258,15 @@ class CorpusIndex:
         ]
         if not names:
             raise ConfigError(f"no indexed channel has a non-zero weight for {method!r}")
+        generate = [n not in _SCORE_ONLY for n in names]
+        if not any(generate):
+            raise ConfigError(f"{method!r} needs a non-zero weight on a channel besides {names}")
         return HybridRetriever(
             [self.channels[n] for n in names],
             weights=[table[n] for n in names],
             fusion="score",
             candidates=w.candidates,
+            generate=generate,
         )
 
     def _channel(self, name: str, method: str) -> Retriever:

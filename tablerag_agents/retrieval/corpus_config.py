@@ -67,12 +67,12 @@ class HybridWeights:
     """
 
     meta: float = 1.0
-    cells: float = 0.3
-    intro: float = 0.0
-    passages: float = 1.0
-    dense: float = 2.0
+    cells: float = 0.7
+    intro: float = 0.1
+    passages: float = 1.5
+    dense: float = 0.5
     rows: float = 0.0
-    colbert: float = 0.0
+    colbert: float = 3.0
     candidates: int = 50
     extra: dict[str, float] = field(default_factory=dict)
 

@@ -71,7 +71,9 @@ class HybridRetriever(Retriever):
     to score the whole union (``Retriever.score``), max-normalises per retriever
     and adds the weighted scores. An optional ``reranker`` then re-orders the
     best ``rerank_top``; with ``rerank_weight`` set, its max-normalised score is
-    added to the fused score instead of replacing it.
+    added to the fused score instead of replacing it. Retrievers flagged
+    ``generate=False`` only score the others' candidates (for costly scorers
+    such as MaxSim).
     """
 
     name = "hybrid"
@@ -87,6 +89,7 @@ class HybridRetriever(Retriever):
         reranker: Reranker | None = None,
         rerank_top: int = 50,
         rerank_weight: float | None = None,
+        generate: Sequence[bool] | None = None,
     ) -> None:
         """Configure the fusion; see the class docstring for the parameters."""
         if not retrievers:
@@ -95,6 +98,10 @@ class HybridRetriever(Retriever):
             raise ValueError(f"{len(weights)} weights for {len(retrievers)} retrievers")
         if fusion not in ("rrf", "score"):
             raise ValueError(f"unknown fusion {fusion!r}: use 'rrf' or 'score'")
+        if generate is not None and len(generate) != len(retrievers):
+            raise ValueError(f"{len(generate)} generate flags for {len(retrievers)} retrievers")
+        if generate is not None and fusion == "rrf" and not all(generate):
+            raise ValueError("score-only retrievers (generate=False) need fusion='score'")
         self.retrievers = list(retrievers)
         self.weights = list(weights) if weights is not None else [1.0] * len(retrievers)
         self.fusion: Fusion = fusion
@@ -103,6 +110,9 @@ class HybridRetriever(Retriever):
         self.reranker = reranker
         self.rerank_top = rerank_top
         self.rerank_weight = rerank_weight
+        self.generate = list(generate) if generate is not None else [True] * len(retrievers)
+        if not any(self.generate):
+            raise ValueError("at least one retriever must generate candidates")
 
     def __len__(self) -> int:
         """Number of docs of the first retriever (all hold the same docs)."""
@@ -118,12 +128,14 @@ class HybridRetriever(Retriever):
         if k <= 0:
             return []
         depth = max(self.candidates, k, self.rerank_top if self.reranker else 0)
-        active = [(r, w) for r, w in zip(self.retrievers, self.weights, strict=True) if w != 0]
+        triples = list(zip(self.retrievers, self.weights, self.generate, strict=True))
+        active = [(r, w) for r, w, g in triples if w != 0 and g]
+        scorers = [(r, w) for r, w, g in triples if w != 0 and not g]
         rankings = [r.search(query, depth) for r, _ in active]
         if self.fusion == "rrf":
             fused = reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=[w for _, w in active])
         else:
-            fused = self._score_fuse(query, active, rankings)
+            fused = self._score_fuse(query, active + scorers, rankings + [[] for _ in scorers])
         if self.reranker is not None and fused:
             fused = self._rerank(query, fused)
         return fused[:k]

@@ -99,3 +99,20 @@ def test_hybrid_reranker_replaces_or_adds(corpus, bow):
     assert [h.id for h in hybrid.search("capital of france", k=2)] == first[:2][::-1]
     with pytest.raises(ValueError):
         HybridRetriever([BM25Retriever()], weights=[1.0, 1.0])
+
+
+def test_score_only_retriever_rescores_but_adds_no_candidates(corpus, bow, token_encoder):
+    from tablerag_agents.retrieval.colbert import ColBERTRetriever
+
+    bm25, colbert = BM25Retriever(), ColBERTRetriever(token_encoder)
+    hybrid = HybridRetriever(
+        [bm25, colbert], fusion="score", weights=[1.0, 1.0], generate=[True, False]
+    )
+    hybrid.add(corpus)
+    hits = hybrid.search("Spree", k=5)
+    assert [h.id for h in hits] == ["berlin"]  # BM25 finds only berlin; colbert adds none
+    assert hits[0].score == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        HybridRetriever([bm25], generate=[False], fusion="score")
+    with pytest.raises(ValueError):
+        HybridRetriever([bm25, colbert], generate=[True, False], fusion="rrf")
