@@ -21,6 +21,7 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.runtime import (
+    QUIET,
     LLMReply,
     RunRecorder,
     answer_from_result,
@@ -55,8 +56,8 @@ def extract_function(text: str) -> str | None:
 def program(code: str) -> str:
     """The cell to run: the function, then its call on a copy of ``df``."""
     if _DEF.search(code):
-        return f"{code}\n\nprocess_df(df.copy())"
-    return code  # a plain script: its last expression is the answer
+        return f"{QUIET}\n{code}\n\nprocess_df(df.copy())"
+    return f"{QUIET}\n{code}"  # a plain script: its last expression is the answer
 
 
 @dataclass

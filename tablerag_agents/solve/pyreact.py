@@ -25,7 +25,7 @@ from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
-from tablerag_agents.solve.runtime import RunRecorder
+from tablerag_agents.solve.runtime import QUIET, RunRecorder
 
 __all__ = ["STOP", "Mode", "PyReActSolver", "choose_answer", "supports_native_tools"]
 
@@ -58,8 +58,6 @@ class PyReActSolver:
         clean: Convert number-like text columns to numbers before solving.
         exec_timeout_s: Time limit per code run.
         max_observation_chars: Longest observation fed back to the model.
-        retry_temperature: When the model repeats code that failed, resample the
-            step at this temperature (None: keep the repeat).
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -76,7 +74,6 @@ class PyReActSolver:
         clean: bool = True,
         exec_timeout_s: float = 10.0,
         max_observation_chars: int = 1200,
-        retry_temperature: float | None = 0.6,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model, sandbox and options."""
@@ -90,7 +87,6 @@ class PyReActSolver:
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
         self.max_observation_chars = max_observation_chars
-        self.retry_temperature = retry_temperature
         self.explain_model = explain_model
 
     @property
@@ -123,5 +119,6 @@ class PyReActSolver:
             HumanMessage(self._user_prompt(ctx, tables)),
         ]
         with self.sandbox.session(tables) as session:
+            session.run(QUIET)
             loop = TextLoop(self, session, rec) if mode == "text" else ToolLoop(self, session, rec)
             return loop.run(messages)

@@ -15,7 +15,6 @@ from tablerag_agents.sandbox import ExecResult
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverResult
 from tablerag_agents.solve.parsing import (
-    ParsedStep,
     clean_answer,
     parse_react,
     strip_observation,
@@ -26,7 +25,6 @@ from tablerag_agents.solve.runtime import (
     RunRecorder,
     call_model,
     observation_text,
-    retry_model,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +48,11 @@ PYTHON_TOOL: dict[str, Any] = {
         },
     },
 }
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else "error"
 
 
 def split_final(text: str) -> list[str]:
@@ -84,7 +87,8 @@ class ReactLoop:
         self.last_value: Any = None
         self.last_code = ""
         self.iterations = 0
-        self.failed: set[str] = set()
+        self.failed: dict[str, str] = {}
+        """Code that raised -> its error line."""
 
     def execute(self, code: str) -> tuple[ExecResult, str]:
         """Run one action; remember its value when it succeeded."""
@@ -109,40 +113,37 @@ class ReactLoop:
 
 
 class TextLoop(ReactLoop):
-    def _call(self, messages: list[BaseMessage], temperature: float | None = None) -> LLMReply:
-        return call_model(retry_model(self.solver.model, temperature), messages, stop=STOP)
-
-    def _next_step(self, messages: list[BaseMessage]) -> tuple[LLMReply, ParsedStep, str]:
-        """Ask for the next step; resample once if it repeats code that already failed."""
-        reply = self._call(messages)
-        text = strip_observation(reply.text)
-        step = parse_react(text)
-        if (
-            step.code is not None
-            and step.code.strip() in self.failed
-            and self.solver.retry_temperature
-        ):
-            self.rec.add(
-                reply,
-                thought=step.thought,
-                action="none",
-                code=step.code,
-                observation="(discarded: repeats code that failed; resampled)",
-            )
-            reply = self._call(messages, self.solver.retry_temperature)
-            text = strip_observation(reply.text)
-            step = parse_react(text)
-        return reply, step, text
+    def _call(self, messages: list[BaseMessage]) -> LLMReply:
+        return call_model(self.solver.model, messages, stop=STOP)
 
     def run(self, messages: list[BaseMessage]) -> SolverResult:
         hint = load_prompt("react_format_hint").strip()
         for _ in range(self.solver.max_iterations):
-            reply, step, text = self._next_step(messages)
+            reply = self._call(messages)
+            text = strip_observation(reply.text)
+            step = parse_react(text)
             messages.append(AIMessage(text))
+            if step.code is not None and step.code.strip() in self.failed:
+                # Small models copy their failed step verbatim (sampling does not
+                # help: the copy is near-certain). Say so instead of rerunning it.
+                obs = (
+                    load_prompt("react_repeat").strip().format(error=self.failed[step.code.strip()])
+                )
+                self.iterations += 1
+                self.rec.add(
+                    reply,
+                    thought=step.thought,
+                    action="python",
+                    code=step.code,
+                    observation=obs,
+                    ok=False,
+                )
+                messages.append(HumanMessage(f"Observation: {obs}"))
+                continue
             if step.code is not None:
                 result, obs = self.execute(step.code)
                 if not result.ok:
-                    self.failed.add(step.code.strip())
+                    self.failed[step.code.strip()] = _last_line(result.error or obs)
                 self.rec.add(
                     reply,
                     thought=step.thought,

@@ -20,6 +20,9 @@ from tablerag_agents.solve.parsing import parse_react
 
 logger = logging.getLogger(__name__)
 
+QUIET = "import warnings\nwarnings.filterwarnings('ignore')"
+"""Sandbox set-up code: library warnings would crowd out results in observations."""
+
 # numpy 2 reprs scalars as np.int64(3): show the model a plain 3.
 _NUMPY_SCALAR = re.compile(r"\bnp\.(?:int|uint|float|bool|str)_?\w*\(([^()]*)\)")
 

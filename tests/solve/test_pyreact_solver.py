@@ -191,15 +191,23 @@ def test_auto_mode_is_text_for_models_without_tools() -> None:
     assert HumanMessage("x").content == "x"
 
 
-def test_repeated_failed_code_is_resampled(sandbox, seasons: pd.DataFrame) -> None:
+def test_repeated_failed_code_is_not_rerun(sandbox, seasons: pd.DataFrame) -> None:
     bad = "```python\ndf['Att'].max()\n```"
     model = ScriptedChatModel(
         [bad, bad, "```python\ndf['Avg. Attendance'].max()\n```", "Final Answer: 7169"]
     )
     result = PyReActSolver(model, sandbox, mode="text").solve("max attendance?", seasons)
-    assert result.answer == "7169" and result.iterations == 2
-    assert [s.action for s in result.trace] == ["python", "none", "python", "answer"]
-    assert "discarded" in result.trace[1].observation
-    # The discarded reply is not added to the history: prompts 2 and 3 are the same.
-    assert model.prompts[1] == model.prompts[2]
-    assert model.call_kwargs[2]["temperature"] == 0.6 and "temperature" not in model.call_kwargs[1]
+    assert result.answer == "7169" and result.iterations == 3 and result.code_errors == 2
+    assert [s.action for s in result.trace] == ["python", "python", "python", "answer"]
+    repeat = result.trace[1]
+    assert repeat.exec_seconds == 0 and "already ran this exact code" in repeat.observation
+    assert "KeyError: 'Att'" in repeat.observation
+    assert model.prompts[2][-1].content == f"Observation: {repeat.observation}"
+
+
+def test_library_warnings_do_not_reach_the_model(sandbox, seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        ["```python\nimport warnings\nwarnings.warn('noisy')\n41 + 1\n```", "Final Answer: 42"]
+    )
+    result = PyReActSolver(model, sandbox, mode="text").solve("q", seasons)
+    assert result.trace[0].observation == "42"
