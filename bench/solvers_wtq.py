@@ -19,8 +19,10 @@ import argparse
 import json
 import logging
 import os
+import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
     ap.add_argument(
         "--no-prefix-cache", action="store_true", help="disable the server's prompt cache"
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="questions solved at once (the server has 4 slots; >1 inflates s/q)",
     )
     ap.add_argument("--name", default="solvers_wtq", help="results file stem")
     ap.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results")
@@ -244,23 +252,30 @@ def main() -> None:
     done = load_records(traces)
     solvers = build_solvers(names, args)
     started = time.perf_counter()
-    with traces.open("a", encoding="utf-8") as fh:
-        for i, ex in enumerate(sample, 1):
-            df = read_wtq_table(ex.table_path)
-            for name, solver in solvers.items():
-                if (ex.id, name) in done:
-                    continue
-                ctx = SolverContext.from_df(ex.question, df, table_id=ex.table_path.stem)
-                rec = record_of(ex, name, solver.solve(ctx), args.tables_root)
+    lock = threading.Lock()
+
+    def run_question(i: int, ex: QAExample, fh: Any) -> None:
+        df = read_wtq_table(ex.table_path)
+        for name, solver in solvers.items():
+            if (ex.id, name) in done:
+                continue
+            ctx = SolverContext.from_df(ex.question, df, table_id=ex.table_path.stem)
+            rec = record_of(ex, name, solver.solve(ctx), args.tables_root)
+            with lock:
                 done[(ex.id, name)] = rec
                 fh.write(json.dumps(rec, default=str) + "\n")
                 fh.flush()
-                mark = "OK " if rec["correct"] else "   "
-                print(
-                    f"[{i}/{len(sample)}] {mark}{name:<15} {rec['seconds']:6.1f}s "
-                    f"{ex.id}: {rec['answer'][:40]!r} gold={ex.answers}",
-                    flush=True,
-                )
+            mark = "OK " if rec["correct"] else "   "
+            print(
+                f"[{i}/{len(sample)}] {mark}{name:<15} {rec['seconds']:6.1f}s "
+                f"{ex.id}: {rec['answer'][:40]!r} gold={ex.answers}",
+                flush=True,
+            )
+
+    with traces.open("a", encoding="utf-8") as fh, ThreadPoolExecutor(args.workers) as pool:
+        futures = [pool.submit(run_question, i, ex, fh) for i, ex in enumerate(sample, 1)]
+        for future in futures:
+            future.result()
     ids = {ex.id for ex in sample}
     records = [r for (qid, s), r in done.items() if qid in ids and s in names]
     members = tuple(m for m in args.ensemble.split(",") if m in names)
@@ -288,6 +303,7 @@ def main() -> None:
         "max_iterations": args.max_iterations,
         "max_tokens": args.max_tokens,
         "prefix_cache": not args.no_prefix_cache,
+        "workers": args.workers,
         "wall_seconds_this_invocation": round(time.perf_counter() - started, 1),
         "summary": rows,
         "best_over_read_table": ratio,
