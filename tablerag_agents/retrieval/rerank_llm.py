@@ -28,9 +28,14 @@ _INT = re.compile(r"\d+")
 class _Candidate(Protocol):
     """A frozen dataclass hit with ``score``, ``text`` and ``metadata`` (Hit, TableHit)."""
 
-    score: float
-    text: str
-    metadata: dict[str, Any]
+    @property
+    def score(self) -> float: ...  # noqa: D102
+
+    @property
+    def text(self) -> str: ...  # noqa: D102
+
+    @property
+    def metadata(self) -> dict[str, Any]: ...  # noqa: D102
 
 
 H = TypeVar("H", bound=_Candidate)

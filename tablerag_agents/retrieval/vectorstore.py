@@ -23,7 +23,7 @@ _INDEX_FILE = "faiss.index"
 _DOCS_FILE = "docstore.parquet"
 
 
-def unit_rows(vectors: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
+def unit_rows(vectors: Sequence[float] | Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     """Return float32 rows scaled to unit length (zero rows stay zero)."""
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.ndim == 1:
@@ -103,7 +103,7 @@ class FaissVectorStore(VectorStore):
         texts: Iterable[str],
         metadatas: list[dict[str, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: list[str] | None = None,
         **kwargs: Any,
     ) -> list[str]:
         """Embed and add texts; returns their ids (generated when not given)."""
@@ -140,7 +140,7 @@ class FaissVectorStore(VectorStore):
 
     def similarity_search_with_score_by_vector(
         self,
-        embedding: Sequence[float],
+        embedding: Sequence[float] | np.ndarray,
         k: int = 4,
         filter: dict[str, Any] | Callable[[dict[str, Any]], bool] | None = None,
         **kwargs: Any,
@@ -189,7 +189,7 @@ class FaissVectorStore(VectorStore):
         embedding: Embeddings,
         metadatas: list[dict[str, Any]] | None = None,
         *,
-        ids: list[str | None] | None = None,
+        ids: list[str] | None = None,
         **kwargs: Any,
     ) -> FaissVectorStore:
         """Create a store and add ``texts``."""
