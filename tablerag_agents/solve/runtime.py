@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 
+from tablerag_agents.index.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import build_provenance, explain, join_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
@@ -102,8 +103,11 @@ def sample_replies(
         ]
         usage = (getattr(gens[0], "message", None) and gens[0].message.usage_metadata) or {}
         details = usage.get("input_token_details") or {}
+        # Some servers report the completion tokens of one choice only: never
+        # count less than an estimate of all the choices' text.
+        estimate = sum(count_tokens(g.text) for g in gens)
         replies[0].input_tokens = int(usage.get("input_tokens", 0))
-        replies[0].output_tokens = int(usage.get("output_tokens", 0))
+        replies[0].output_tokens = max(int(usage.get("output_tokens", 0)), estimate)
         replies[0].cached_tokens = int(details.get("cache_read", 0) or 0)
         replies[0].seconds = seconds
         return replies
