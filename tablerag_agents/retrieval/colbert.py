@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.errors import IndexNotFoundError
 from tablerag_agents.retrieval.base import Doc, Hit, Reranker, Retriever
@@ -68,11 +69,19 @@ def maxsim_many(
     return out
 
 
+def _unit(arr: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(arr, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32)
+
+
 def sentence_transformer_token_encoder(model: Any, *, batch_size: int = 64) -> TokenEncoder:
     """Build a token encoder from a ``SentenceTransformer`` (or embeddings with ``.model``).
 
     Special tokens ([CLS], [SEP]) are kept, as in ColBERT; padding is dropped.
     """
+    if isinstance(model, SharedQueryEncoder):
+        return model.tokens
     st_model = getattr(model, "model", model)
 
     def encode(texts: Sequence[str]) -> list[np.ndarray]:
@@ -84,15 +93,78 @@ def sentence_transformer_token_encoder(model: Any, *, batch_size: int = 64) -> T
             batch_size=batch_size,
             show_progress_bar=False,
         )
-        result = []
-        for tensor in outs:
-            arr = tensor.detach().cpu().numpy().astype(np.float32)
-            norms = np.linalg.norm(arr, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            result.append(arr / norms)
-        return result
+        return [_unit(t.detach().cpu().numpy()) for t in outs]
 
     return encode
+
+
+class SharedQueryEncoder(Embeddings):
+    """Sentence-transformers embeddings whose query vector and query tokens share one pass.
+
+    A fused search needs both the pooled query vector (dense channel) and the
+    per-token vectors (MaxSim channel); this runs the encoder once per query
+    (the last query is memoised). Documents are encoded as usual. ``name``
+    is the wrapped embeddings' name, so index keys do not change.
+    """
+
+    def __init__(self, embeddings: Any, *, batch_size: int = 64) -> None:
+        """Wrap embeddings exposing a sentence-transformers ``.model``."""
+        self.inner = embeddings
+        self.batch_size = batch_size
+        self._doc_tokens = sentence_transformer_token_encoder(embeddings)
+        self._memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    @property
+    def name(self) -> str:
+        """The wrapped embeddings' index key."""
+        from tablerag_agents.models.embeddings import embeddings_name
+
+        return embeddings_name(self.inner)
+
+    @property
+    def model(self) -> Any:
+        """The wrapped ``SentenceTransformer``."""
+        return self.inner.model
+
+    def prime(self, queries: Sequence[str]) -> None:
+        """Encode many queries in batches and keep them (replaces earlier memos).
+
+        Batching is several times faster per query on CPU; ``search_many`` uses it.
+        """
+        self._memo = {}
+        todo = list(dict.fromkeys(queries))
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            outs = self.model.encode(chunk, output_value=None, show_progress_bar=False)
+            for text, out in zip(chunk, outs, strict=True):
+                mask = out["attention_mask"].bool()
+                tokens = out["token_embeddings"][mask].detach().cpu().numpy()
+                vector = out["sentence_embedding"].detach().cpu().numpy()
+                self._memo[text] = (_unit(vector), _unit(tokens))
+
+    def _query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        if text not in self._memo:
+            if len(self._memo) > 4096:  # bound the memo; single queries replace it
+                self._memo = {}
+            out = self.model.encode([text], output_value=None, show_progress_bar=False)[0]
+            vector = _unit(out["sentence_embedding"].detach().cpu().numpy())
+            tokens = _unit(out["token_embeddings"].detach().cpu().numpy())
+            self._memo[text] = (vector, tokens)
+        return self._memo[text]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents with the wrapped embeddings."""
+        return self.inner.embed_documents(texts)  # type: ignore[no-any-return]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Return the unit query vector (shares the pass with :meth:`tokens`)."""
+        return self._query(text)[0].tolist()  # type: ignore[no-any-return]
+
+    def tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token encoder: one text goes through the shared query pass, batches as usual."""
+        if len(texts) == 1:
+            return [self._query(texts[0])[1]]
+        return self._doc_tokens(texts)
 
 
 class ColBERTRetriever(Retriever):

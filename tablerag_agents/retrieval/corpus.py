@@ -22,7 +22,7 @@ from tablerag_agents.errors import ConfigError, IndexNotFoundError, StaleIndexEr
 from tablerag_agents.models.embeddings import embeddings_name
 from tablerag_agents.retrieval import corpus_build
 from tablerag_agents.retrieval.base import Hit, Retriever
-from tablerag_agents.retrieval.colbert import TokenEncoder
+from tablerag_agents.retrieval.colbert import SharedQueryEncoder, TokenEncoder
 from tablerag_agents.retrieval.corpus_config import (
     FORMAT_VERSION,
     SEARCH_METHODS,
@@ -304,11 +304,24 @@ class CorpusIndex:
         return table_hits[:k]
 
     def search_many(
-        self, questions: Sequence[str], k: int = 10, method: SearchMethod = "hybrid"
+        self,
+        questions: Sequence[str],
+        k: int = 10,
+        method: SearchMethod = "hybrid",
+        *,
+        weights: HybridWeights | None = None,
     ) -> list[list[TableHit]]:
-        """Search several questions (no LLM re-rank)."""
-        retriever = self.retriever(method)
+        """Search several questions (no LLM re-rank); query encoding is batched."""
+        retriever = self.retriever(method, weights=weights)
+        self.prime_queries(questions)
         return [[self._table_hit(h) for h in retriever.search(q, k)] for q in questions]
+
+    def prime_queries(self, questions: Sequence[str]) -> None:
+        """Batch-encode questions ahead of searching them (a no-op for other embeddings)."""
+        dense = self.channels.get("dense")
+        encoder = getattr(dense, "embeddings", None)
+        if isinstance(encoder, SharedQueryEncoder):
+            encoder.prime(questions)
 
     def _table_hit(self, hit: Hit) -> TableHit:
         caption, section, meta = self._info.get(hit.id, ("", "", hit.text))

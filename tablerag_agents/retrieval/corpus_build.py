@@ -14,11 +14,7 @@ from tqdm.auto import tqdm
 
 from tablerag_agents.retrieval.base import Doc, Retriever
 from tablerag_agents.retrieval.bm25 import BM25Retriever
-from tablerag_agents.retrieval.colbert import (
-    ColBERTRetriever,
-    TokenEncoder,
-    sentence_transformer_token_encoder,
-)
+from tablerag_agents.retrieval.colbert import ColBERTRetriever, SharedQueryEncoder, TokenEncoder
 from tablerag_agents.retrieval.corpus_config import CorpusConfig
 from tablerag_agents.retrieval.corpus_fields import FIELDS, PassageLookup, row_texts, table_fields
 from tablerag_agents.retrieval.dense import DenseRetriever
@@ -49,21 +45,24 @@ def make_channels(
     channels: dict[str, Retriever] = {
         f: BM25Retriever(tokenizer, k1=config.k1, b=config.b) for f in config.fields
     }
-    if config.dense:
-        channels["dense"] = DenseRetriever(embeddings)
-    if config.rows:
-        channels["rows"] = MaxGroupRetriever(DenseRetriever(embeddings))
     colbert = config.colbert
     if colbert is None:
         colbert = token_encoder is not None or _has_token_model(embeddings)
+    query_embeddings = embeddings
+    if colbert and token_encoder is None:
+        if not _has_token_model(embeddings):
+            raise ValueError(
+                "colbert=True needs a token encoder or embeddings exposing a "
+                "sentence-transformers `.model`; pass token_encoder= or colbert=False"
+            )
+        shared = SharedQueryEncoder(embeddings)  # one encoder pass per query for both
+        query_embeddings, token_encoder = shared, shared.tokens
+    if config.dense:
+        channels["dense"] = DenseRetriever(query_embeddings)
+    if config.rows:
+        channels["rows"] = MaxGroupRetriever(DenseRetriever(query_embeddings))
     if colbert:
-        if token_encoder is None:
-            if not _has_token_model(embeddings):
-                raise ValueError(
-                    "colbert=True needs a token encoder or embeddings exposing a "
-                    "sentence-transformers `.model`; pass token_encoder= or colbert=False"
-                )
-            token_encoder = sentence_transformer_token_encoder(embeddings)
+        assert token_encoder is not None
         channels["colbert"] = ColBERTRetriever(token_encoder)
     return channels, bool(colbert)
 
@@ -143,11 +142,11 @@ def load_channels(
     for name in config.fields:
         channels[name] = BM25Retriever.load(folder / name, tokenizer)
     if config.dense:
-        channels["dense"] = DenseRetriever(
-            vectorstore=FaissVectorStore.load(folder / "dense", embeddings)
-        )
+        query_embeddings = fresh["dense"].embeddings  # type: ignore[attr-defined]
+        channels["dense"] = DenseRetriever.load(folder / "dense", query_embeddings)
     if config.rows:
-        store = FaissVectorStore.load(folder / "rows", embeddings)
+        inner = fresh["rows"].inner  # type: ignore[attr-defined]
+        store = FaissVectorStore.load(folder / "rows", inner.embeddings)
         channels["rows"] = MaxGroupRetriever(DenseRetriever(vectorstore=store))
     if colbert:
         encoder = fresh["colbert"].encoder  # type: ignore[attr-defined]
