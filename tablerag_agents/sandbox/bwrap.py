@@ -105,6 +105,19 @@ class _Binds:
             self.args += ["--ro-bind", src, dest]
 
 
+def site_destinations(paths: RuntimePaths) -> list[tuple[Path, str]]:
+    """Pair each host site-packages folder with its path inside the sandbox.
+
+    Folders under ``/tmp`` (a venv made in a temporary checkout) are mounted
+    elsewhere: the sandbox's own ``/tmp`` is a private tmpfs that would hide them.
+    """
+    pairs = []
+    for i, site in enumerate(paths.site_packages):
+        inside = f"{SANDBOX_PKG_PARENT}/site{i}" if site.is_relative_to("/tmp") else str(site)
+        pairs.append((site, inside))
+    return pairs
+
+
 def pick_uid(policy: SandboxPolicy) -> int:
     """Return the uid for a new worker (a fresh random one unless the policy fixes it)."""
     return policy.uid if policy.uid is not None else _UID_BASE + secrets.randbelow(_UID_SPAN)
@@ -113,7 +126,7 @@ def pick_uid(policy: SandboxPolicy) -> int:
 def worker_config(policy: SandboxPolicy, paths: RuntimePaths) -> dict[str, Any]:
     """The JSON configuration handed to the worker on its command line."""
     return {
-        "site_packages": [str(p) for p in paths.site_packages],
+        "site_packages": [inside for _, inside in site_destinations(paths)],
         "limits": {
             "as": policy.memory_bytes,
             "nproc": policy.max_processes,
@@ -160,8 +173,8 @@ def build_command(
     binds.ro(paths.prefix)
     if not paths.python.is_relative_to(paths.prefix):
         binds.ro(paths.python)
-    for site in paths.site_packages:
-        binds.ro(site)
+    for site, inside in site_destinations(paths):
+        binds.ro(site, inside)
     for extra in policy.extra_ro_paths:
         binds.ro(extra)
     if paths.setpriv is not None:

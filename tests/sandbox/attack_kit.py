@@ -158,5 +158,6 @@ def timed(limit_extra: float) -> Check:
     return check
 
 
-WRITE_ERRORS = ("OSError", "PermissionError")
+# FileNotFoundError: the target folder is not even mounted inside (a venv under /tmp).
+WRITE_ERRORS = ("OSError", "PermissionError", "FileNotFoundError")
 READ_ERRORS = ("FileNotFoundError", "PermissionError", "NotADirectoryError")
