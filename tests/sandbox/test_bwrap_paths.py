@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tablerag_agents.sandbox.bwrap import RuntimePaths, build_command, site_destinations
 from tablerag_agents.sandbox.policy import SandboxPolicy
 
@@ -11,7 +13,8 @@ from tablerag_agents.sandbox.policy import SandboxPolicy
 def test_site_packages_under_tmp_are_mounted_elsewhere(tmp_path: Path) -> None:
     venv_site = tmp_path / ".venv" / "site-packages"
     venv_site.mkdir(parents=True)
-    assert venv_site.is_relative_to("/tmp")
+    if not venv_site.is_relative_to("/tmp"):
+        pytest.skip("pytest's temporary folder is not under /tmp here")
     paths = RuntimePaths(
         python=Path("/usr/bin/python3"),
         prefix=Path("/usr"),
