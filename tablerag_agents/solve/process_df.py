@@ -18,6 +18,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.runtime import (
@@ -160,7 +161,12 @@ class ProcessDfSolver:
         messages = self._messages(ctx, tables)
         first = self._run(rec, call_model(self.model, messages), tables)
         if not first.ok and self.repair:
-            error = observation_text(first.result, 800) if first.result else "no ```python block"
+            error = "no ```python block"
+            if first.result is not None:
+                error = observation_text(first.result, 800)
+                columns = [str(c) for frame in tables.values() for c in frame.columns]
+                hint = error_hint(first.result.error or "", first.code, columns)
+                error = f"{error}\n{hint}" if hint else error
             follow = [
                 AIMessage(rec.steps[-1].raw),
                 HumanMessage(load_prompt("process_df_repair").format(error=error)),

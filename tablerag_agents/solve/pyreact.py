@@ -120,5 +120,7 @@ class PyReActSolver:
         ]
         with self.sandbox.session(tables) as session:
             session.run(QUIET)
-            loop = TextLoop(self, session, rec) if mode == "text" else ToolLoop(self, session, rec)
+            columns = [str(c) for frame in tables.values() for c in frame.columns]
+            loop_cls = TextLoop if mode == "text" else ToolLoop
+            loop = loop_cls(self, session, rec, columns)
             return loop.run(messages)

@@ -14,6 +14,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverResult
+from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import (
     clean_answer,
     parse_react,
@@ -80,10 +81,19 @@ def choose_answer(final: str | None, value: Any) -> list[str]:
 class ReactLoop:
     """State of one question's ReAct loop."""
 
-    def __init__(self, solver: PyReActSolver, session: Any, rec: RunRecorder) -> None:
+    def __init__(
+        self,
+        solver: PyReActSolver,
+        session: Any,
+        rec: RunRecorder,
+        columns: list[str] | None = None,
+    ) -> None:
         self.solver = solver
         self.session = session
         self.rec = rec
+        self.columns = columns or []
+        self.history = ""
+        """All code run so far in the session (for hints about defined names)."""
         self.last_value: Any = None
         self.last_code = ""
         self.iterations = 0
@@ -95,6 +105,14 @@ class ReactLoop:
         self.iterations += 1
         result = self.session.run(with_result_expression(code), timeout=self.solver.exec_timeout_s)
         obs = observation_text(result, self.solver.max_observation_chars)
+        self.history += "\n" + code
+        if not result.ok:
+            hint = error_hint(result.error or obs, self.history, self.columns)
+            if hint:
+                obs = f"{obs}\n{hint}"
+            self.failed[code.strip()] = _last_line(result.error or obs) + (
+                f" ({hint})" if hint else ""
+            )
         if result.ok and result.value is not None:
             self.last_value = result.value
             self.last_code = code
@@ -142,8 +160,6 @@ class TextLoop(ReactLoop):
                 continue
             if step.code is not None:
                 result, obs = self.execute(step.code)
-                if not result.ok:
-                    self.failed[step.code.strip()] = _last_line(result.error or obs)
                 self.rec.add(
                     reply,
                     thought=step.thought,
