@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -137,6 +138,39 @@ def columns_mentioned(code: str, df: pd.DataFrame) -> list[str]:
     return names
 
 
+# Calls only: column names such as "Avg. Attendance" must not look like AVG(.
+_AGGREGATE = re.compile(
+    r"\.(?:sum|count|mean|median|nunique|diff|std)\s*\(|\blen\s*\(|\.(?:size|shape)\b"
+    r"|\b(?:count|sum|avg|mean|median)\s*\(",
+    re.I,
+)
+
+
+def is_aggregate(code: str) -> bool:
+    """True if ``code`` computes a count/sum/average..., whose value is not a table cell."""
+    return bool(_AGGREGATE.search(code))
+
+
+def rows_provenance(value: Any, main: pd.DataFrame, main_id: str) -> Provenance | None:
+    """Cite the rows of ``main`` that a pandas result still carries (by index), if any."""
+    if not main.index.is_unique:
+        return None
+    rows = _indexed_rows(value, main)
+    if rows is None:
+        return None
+    cells = []
+    evidence = []
+    for label, row in rows.iterrows():
+        pos = int(main.index.get_loc(label))
+        record: dict[str, Any] = {"row": pos}
+        for col in row.index:
+            original = scalar_text(main.iat[pos, main.columns.get_loc(col)])
+            cells.append(CitedCell(table=main_id, row=pos, column=str(col), value=original))
+            record[str(col)] = original
+        evidence.append(record)
+    return Provenance(method="result_rows", cells=cells[:50], evidence_rows=evidence[:10])
+
+
 def build_provenance(
     value: Any,
     items: list[str] | None,
@@ -144,38 +178,37 @@ def build_provenance(
     *,
     code: str = "",
     main_id: str | None = None,
+    evidence: Any = None,
 ) -> Provenance:
     """Trace an answer back to the input tables.
 
     Rows returned by pandas code keep their original index, so they are cited
-    directly (``result_rows``). Otherwise the cells whose value equals an answer
-    item are cited (``value_match``), limited to the columns the code named
-    when it named any.
+    directly (``result_rows``); ``evidence`` is an earlier result (e.g. the rows
+    a later step counted) used the same way when the answer itself is a number
+    computed by an aggregate. Otherwise the cells whose value equals an answer
+    item are cited (``value_match``), limited to the columns the code named when
+    it named any. A count or sum is never "found" by value matching: a cell that
+    happens to hold the same number proves nothing.
     """
     main_id = main_id or next(iter(tables))
     main = tables[main_id]
-    rows = _indexed_rows(value, main)
-    if rows is not None:
-        positions = {label: main.index.get_loc(label) for label in rows.index}
-        cells = [
-            CitedCell(table=main_id, row=int(positions[label]), column=str(col), value=str(v))
-            for label, row in rows.iterrows()
-            for col, v in row.items()
-        ]
-        evidence = [
-            {"row": int(positions[label]), **rec}
-            for label, rec in zip(rows.index, frame_records(rows, limit=MAX_ITEMS), strict=False)
-        ]
-        return Provenance(method="result_rows", cells=cells[:50], evidence_rows=evidence[:10])
-    evidence = frame_records(value, limit=10) if isinstance(value, pd.DataFrame) else []
+    direct = rows_provenance(value, main, main_id)
+    if direct is not None:
+        return direct
+    rows_value = value if isinstance(value, pd.DataFrame) else None
+    records = frame_records(rows_value, limit=10) if rows_value is not None else []
     if not items:
-        return Provenance(evidence_rows=evidence)
+        return Provenance(evidence_rows=records)
+    numeric = all(normalize_value(i).number is not None for i in items)
+    if numeric and code and is_aggregate(code):
+        earlier = rows_provenance(evidence, main, main_id) if evidence is not None else None
+        return earlier or Provenance(evidence_rows=records)
     cols = columns_mentioned(code, main) if code else []
     cells = locate_cells({main_id: main}, items, columns=cols or None)
     if not cells and cols:
         cells = locate_cells({main_id: main}, items)
     method = "value_match" if cells else "none"
-    return Provenance(method=method, cells=cells, evidence_rows=evidence)
+    return Provenance(method=method, cells=cells, evidence_rows=records)
 
 
 def explain(answer: str, provenance: Provenance, sentence: str | None = None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from tablerag_agents.prompts import load_prompt
@@ -96,6 +97,7 @@ class ReactLoop:
         """All code run so far in the session (for hints about defined names)."""
         self.last_value: Any = None
         self.last_code = ""
+        self.evidence: Any = None
         self.iterations = 0
         self.failed: dict[str, str] = {}
         """Code that raised -> its error line."""
@@ -114,6 +116,8 @@ class ReactLoop:
                 f" ({hint})" if hint else ""
             )
         if result.ok and result.value is not None:
+            if isinstance(self.last_value, pd.DataFrame | pd.Series):
+                self.evidence = self.last_value  # rows a later aggregate may have used
             self.last_value = result.value
             self.last_code = code
         return result, obs
@@ -124,6 +128,7 @@ class ReactLoop:
             items,
             value=self.last_value,
             code=self.last_code,
+            evidence=self.evidence,
             error=None if items else error,
             iterations=self.iterations,
             explain_model=self.solver.explain_model,

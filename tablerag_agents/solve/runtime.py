@@ -149,6 +149,7 @@ class RunRecorder:
         *,
         value: Any = None,
         code: str = "",
+        evidence: Any = None,
         error: str | None = None,
         iterations: int | None = None,
         truncated: bool = False,
@@ -158,7 +159,12 @@ class RunRecorder:
         items = [i for i in (items or []) if i.strip()]
         answer = join_items(items)
         provenance = build_provenance(
-            value, items, self.context.tables, code=code, main_id=self.context.main_id
+            value,
+            items,
+            self.context.tables,
+            code=code,
+            main_id=self.context.main_id,
+            evidence=evidence,
         )
         if not items and error is None:
             error = "no answer produced"

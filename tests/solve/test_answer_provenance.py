@@ -128,3 +128,31 @@ def test_context_block_and_names() -> None:
     assert extra.startswith("Table title: Cup\nRelevant rows:\n| row | Year |")
     assert python_name("204-csv/590") == "t_204_csv_590"
     assert python_name("x", {"x"}) == "x_2"
+
+
+def test_counts_are_not_value_matched() -> None:
+    from tablerag_agents.solve.answer import is_aggregate
+
+    df = _table()
+    # "3" is also a cell (Pts of row 2), but a count of 3 does not come from it.
+    prov = build_provenance(3, ["3"], {"t": df}, code="len(df[df['Team'] == 'Lyon']) + 1")
+    assert prov.method == "none" and prov.cells == []
+    # With the rows the count was taken over, those rows are cited instead.
+    rows = df[df["Team"] == "Lyon"]
+    prov = build_provenance(2, ["2"], {"t": df}, code="len(x)", evidence=rows)
+    assert prov.method == "result_rows" and {c.row for c in prov.cells} == {0, 2}
+    assert is_aggregate("SELECT COUNT(*) FROM t") and is_aggregate("df.shape[0]")
+    assert not is_aggregate("df['Avg. Attendance'].max()")
+    assert not is_aggregate('SELECT MAX("Year") FROM t')
+
+
+def test_result_rows_cite_original_cell_text() -> None:
+    df = pd.DataFrame({"Att": ["7,169", "6,260"], "Team": ["A", "B"]})
+    cleaned = clean_numbers(df)
+    prov = build_provenance(cleaned[cleaned["Att"] > 7000], None, {"t": df})
+    assert [(c.row, c.column, c.value) for c in prov.cells] == [
+        (0, "Att", "7,169"),
+        (0, "Team", "A"),
+    ]
+    dup = pd.DataFrame({"a": [1, 2]}, index=[0, 0])
+    assert build_provenance(dup.iloc[:1], None, {"t": dup}).method == "none"

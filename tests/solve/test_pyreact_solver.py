@@ -211,3 +211,16 @@ def test_library_warnings_do_not_reach_the_model(sandbox, seasons: pd.DataFrame)
     )
     result = PyReActSolver(model, sandbox, mode="text").solve("q", seasons)
     assert result.trace[0].observation == "42"
+
+
+def test_count_answer_cites_the_counted_rows(sandbox, seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            "```python\nw = df[df['Regular Season'].str.contains('Pacific')]\nw\n```",
+            "```python\nlen(w)\n```",
+            "Final Answer: 2",
+        ]
+    )
+    result = PyReActSolver(model, sandbox, mode="text").solve("how many Pacific seasons?", seasons)
+    assert result.answer == "2" and result.provenance.method == "result_rows"
+    assert {c.row for c in result.provenance.cells} == {1, 2}
