@@ -180,6 +180,7 @@ class ColBERTRetriever(Retriever):
         self._pos: dict[str, int] = {}
         self._chunks: list[np.ndarray] = []
         self._tokens: np.ndarray | None = None
+        self._tokens32: np.ndarray | None = None
         self._offsets = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -205,6 +206,7 @@ class ColBERTRetriever(Retriever):
         ends = self._offsets[-1] + np.cumsum(np.asarray(lengths, dtype=np.int64))
         self._offsets = np.concatenate([self._offsets, ends])
         self._tokens = None
+        self._tokens32 = None
 
     def _packed(self) -> np.ndarray:
         if self._tokens is None:
@@ -220,8 +222,14 @@ class ColBERTRetriever(Retriever):
         return self.encoder([query])[0]
 
     def scores_all(self, query_tokens: np.ndarray) -> np.ndarray:
-        """MaxSim of every doc, in insertion order."""
-        return maxsim_many(query_tokens, self._packed(), self._offsets)
+        """MaxSim of every doc, in insertion order.
+
+        The first call keeps a float32 copy of the token matrix (twice the
+        memory of float16, ~2.5x faster per search); ``add`` drops it.
+        """
+        if self._tokens32 is None:
+            self._tokens32 = np.asarray(self._packed(), dtype=np.float32)
+        return maxsim_many(query_tokens, self._tokens32, self._offsets)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Score every doc by MaxSim and return the best ``k``."""

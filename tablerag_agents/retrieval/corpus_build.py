@@ -12,6 +12,7 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 from tqdm.auto import tqdm
 
+from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings
 from tablerag_agents.retrieval.base import Doc, Retriever
 from tablerag_agents.retrieval.bm25 import BM25Retriever
 from tablerag_agents.retrieval.colbert import ColBERTRetriever, SharedQueryEncoder, TokenEncoder
@@ -31,6 +32,9 @@ T = TypeVar("T")
 
 
 def _has_token_model(embeddings: Embeddings) -> bool:
+    """Whether token vectors are available (checked without loading our own model)."""
+    if isinstance(embeddings, SentenceTransformerEmbeddings):
+        return True
     return hasattr(getattr(embeddings, "model", None), "encode")
 
 
