@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -88,6 +89,7 @@ def main() -> None:
     assert len(together["choices"]) == n, together
 
     result = {
+        "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # the machine is shared
         "model": ALIAS,
         "n_parallel": params.n_parallel,
         "n_ctx_per_slot": params.n_ctx_per_slot,
