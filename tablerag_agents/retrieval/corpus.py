@@ -203,6 +203,9 @@ class CorpusIndex:
         if not (folder / MANIFEST).is_file():
             raise IndexNotFoundError(folder)
         found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        early = {"format_version": FORMAT_VERSION, "embeddings": embeddings_name(embeddings)}
+        if any(found.get(k) != v for k, v in early.items()):
+            raise StaleIndexError(folder, early, {k: found.get(k) for k in early})
         stored = CorpusConfig(**{**found["params"], "fields": tuple(found["params"]["fields"])})
         index = cls(
             embeddings,

@@ -132,6 +132,8 @@ def test_stale_and_missing(index, bow, token_encoder, tmp_path: Path):
     with pytest.raises(StaleIndexError) as info:
         CorpusIndex.load(tmp_path / "idx", type(bow)(dim=32), token_encoder=token_encoder)
     assert info.value.found["embeddings"] == "bow:64"
+    with pytest.raises(StaleIndexError):  # even without a token encoder for its MaxSim channel
+        CorpusIndex.load(tmp_path / "idx", type(bow)(dim=32))
     with pytest.raises(StaleIndexError):
         CorpusIndex.load(
             tmp_path / "idx",
