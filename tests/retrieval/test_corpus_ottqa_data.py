@@ -77,9 +77,10 @@ def test_hybrid_with_minilm_and_maxsim(subset, tmp_path: Path):
     assert index.colbert and set(index.channels) >= {"meta", "passages", "dense", "colbert"}
     hybrid1 = _hits_at(index, questions, "hybrid", 1)
     bm25_1 = _hits_at(index, questions, "bm25", 1)
-    assert hybrid1 >= 0.90
+    # Measured: hybrid HITS@1 0.984 vs 0.934 for BM25 on title/section/headers; HITS@5 1.0
+    assert hybrid1 >= 0.96
     assert hybrid1 > bm25_1
-    assert _hits_at(index, questions, "hybrid", 5) >= 0.97
+    assert _hits_at(index, questions, "hybrid", 5) >= 0.99
     loaded = CorpusIndex.load(tmp_path / "idx", embeddings)
     q = questions[0]["question"]
     assert loaded.search(q, k=5) == index.search(q, k=5)
