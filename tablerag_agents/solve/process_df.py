@@ -34,6 +34,7 @@ from tablerag_agents.solve.runtime import (
 
 logger = logging.getLogger(__name__)
 
+REPEATED = "(the same code as the failed one: not run again)"
 _DEF = re.compile(r"^def\s+process_df\s*\(", re.M)
 
 
@@ -173,7 +174,11 @@ class ProcessDfSolver:
             ]
             # Greedy decoding tends to repeat the failed code: sample the repair.
             model = retry_model(self.model, self.retry_temperature)
-            first = self._run(rec, call_model(model, messages + follow), tables)
+            reply = call_model(model, messages + follow)
+            if (extract_function(reply.text) or "").strip() == first.code.strip():
+                rec.add(reply, action="python", code=first.code, observation=REPEATED, ok=False)
+            else:
+                first = self._run(rec, reply, tables)
         iterations = len(rec.steps)
         attempts = [first]
         if self.samples > 1:

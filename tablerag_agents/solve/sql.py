@@ -26,6 +26,7 @@ from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, quote_ident,
 logger = logging.getLogger(__name__)
 
 MAIN_SQL_TABLE = "t"
+REPEATED = "(the same query as before: not run again)"
 
 
 def extract_sql(text: str) -> str | None:
@@ -137,6 +138,7 @@ class SQLSolver:
         messages = self._prompt(ctx, tables)
         last: SQLResult | None = None
         sql = ""
+        tried: set[str] = set()
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
             model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
@@ -149,6 +151,18 @@ class SQLSolver:
                     HumanMessage("Write the query in a ```sql block."),
                 ]
                 continue
+            key = " ".join(sql.split()).lower()
+            if key in tried:
+                # The model repeats itself; rerunning would only repeat the outcome.
+                rec.add(
+                    reply,
+                    action="sql",
+                    code=sql,
+                    observation=REPEATED,
+                    ok=last is not None and last.ok,
+                )
+                break
+            tried.add(key)
             last, sql = self._run(engine, sql, tables)
             obs = last.observation()
             rec.add(

@@ -129,3 +129,13 @@ def test_process_df_self_consistency_vote(sandbox, seasons: pd.DataFrame) -> Non
     assert result.provenance.cells[0].row == 4
     with pytest.raises(ValueError, match="samples"):
         ProcessDfSolver(model, sandbox, samples=0)
+
+
+@pytest.mark.sandbox
+def test_process_df_identical_repair_is_not_rerun(sandbox, seasons: pd.DataFrame) -> None:
+    from tablerag_agents.solve.process_df import REPEATED
+
+    bad = "```python\ndef process_df(df):\n    return df['x'].sum()\n```"
+    result = ProcessDfSolver(ScriptedChatModel([bad, bad]), sandbox).solve("q", seasons)
+    assert result.trace[1].observation == REPEATED and result.trace[1].exec_seconds == 0
+    assert result.error == "code failed: KeyError"

@@ -192,3 +192,12 @@ def test_quote_literals_only_in_comparisons() -> None:
         quote_literals('SELECT 1 FROM t WHERE "City" ILIKE "Lyon"', err, {"City"})
         == "SELECT 1 FROM t WHERE \"City\" ILIKE 'Lyon'"
     )
+
+
+def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
+    from tablerag_agents.solve.sql import REPEATED
+
+    model = ScriptedChatModel(['SELECT "Year" FROM t WHERE "League" = \'MLS\''] * 2)
+    result = SQLSolver(model, max_retries=2).solve("when in MLS?", seasons)
+    assert [s.observation for s in result.trace] == ["(no rows)", REPEATED]
+    assert model.remaining == 0 and len(model.prompts) == 2  # stopped early, no third call
