@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from tablerag_agents.tables.values import column_kind
+
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
 _NUMERIC = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
 _STRIP = str.maketrans("", "", "$£€¥%\u00a0 ")
@@ -57,15 +59,8 @@ def clean_numbers(df: pd.DataFrame) -> pd.DataFrame:
 
 def dtype_name(series: pd.Series) -> str:
     """Short dtype name for prompts: ``int``, ``float``, ``bool``, ``date`` or ``str``."""
-    if pd.api.types.is_bool_dtype(series):
-        return "bool"
-    if pd.api.types.is_integer_dtype(series):
-        return "int"
-    if pd.api.types.is_float_dtype(series):
-        return "float"
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return "date"
-    return "str"
+    kind = column_kind(series)
+    return {"datetime": "date", "text": "str"}.get(kind, kind)
 
 
 def _cell(value: object, max_chars: int) -> str:
