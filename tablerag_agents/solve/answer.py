@@ -207,8 +207,9 @@ def build_provenance(
     cells = locate_cells({main_id: main}, items, columns=cols or None)
     if not cells and cols:
         cells = locate_cells({main_id: main}, items)
-    method = "value_match" if cells else "none"
-    return Provenance(method=method, cells=cells, evidence_rows=records)
+    if not cells:
+        return Provenance(evidence_rows=records)
+    return Provenance(method="value_match", cells=cells, evidence_rows=records)
 
 
 def explain(answer: str, provenance: Provenance, sentence: str | None = None) -> str:

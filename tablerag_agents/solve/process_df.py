@@ -46,12 +46,12 @@ def extract_function(text: str) -> str | None:
     m = _DEF.search(text)
     if m:  # unfenced: take the definition and the indented lines after it
         lines = text[m.start() :].splitlines()
-        body = [lines[0]]
+        kept = [lines[0]]
         for line in lines[1:]:
             if line.strip() and not line.startswith((" ", "\t")):
                 break
-            body.append(line)
-        return "\n".join(body).rstrip()
+            kept.append(line)
+        return "\n".join(kept).rstrip()
     return extract_code(text, "python")
 
 

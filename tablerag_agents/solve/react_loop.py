@@ -229,5 +229,7 @@ class ToolLoop(ReactLoop):
         reply = call_model(model, messages)
         step = parse_react(reply.text)
         self.rec.add(reply, thought=step.thought, action="answer")
-        final = step.final_answer or clean_answer(reply.text) or None
-        return self.finish(final, error="max iterations reached without an answer")
+        return self.finish(
+            step.final_answer or clean_answer(reply.text) or None,
+            error="max iterations reached without an answer",
+        )

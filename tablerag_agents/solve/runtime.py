@@ -62,7 +62,7 @@ def call_model(
     seconds = time.perf_counter() - started
     if not isinstance(message, AIMessage):
         message = AIMessage(content=str(getattr(message, "content", message)))
-    usage = message.usage_metadata or {}
+    usage: dict[str, Any] = dict(message.usage_metadata or {})
     details = usage.get("input_token_details") or {}
     return LLMReply(
         message=message,
@@ -101,7 +101,8 @@ def sample_replies(
             LLMReply(message=AIMessage(g.text), input_tokens=0, output_tokens=0, seconds=0.0)
             for g in gens
         ]
-        usage = (getattr(gens[0], "message", None) and gens[0].message.usage_metadata) or {}
+        first = getattr(gens[0], "message", None)
+        usage: dict[str, Any] = dict(getattr(first, "usage_metadata", None) or {})
         details = usage.get("input_token_details") or {}
         # Some servers report the completion tokens of one choice only: never
         # count less than an estimate of all the choices' text.
