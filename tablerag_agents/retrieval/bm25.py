@@ -21,6 +21,44 @@ logger = logging.getLogger(__name__)
 _DOCS_FILE = "docs.parquet"
 _PARAMS_FILE = "bm25.json"
 _BM25_DIR = "bm25s"
+_TOKENS_FILE = "tokens.npz"
+_VOCAB_FILE = "token_vocab.json"
+
+
+class _TokenCache:
+    """Token ids of every doc, so adding docs only tokenizes the new ones."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self.docs: list[np.ndarray] = []
+
+    def extend(self, token_lists: Sequence[list[str]]) -> None:
+        vocab = self.vocab
+        for tokens in token_lists:
+            ids = [vocab.setdefault(t, len(vocab)) for t in tokens]
+            self.docs.append(np.asarray(ids, dtype=np.int32))
+
+    def tokenized(self) -> bm25s.tokenization.Tokenized:
+        return bm25s.tokenization.Tokenized(
+            ids=[d.tolist() for d in self.docs], vocab=dict(self.vocab)
+        )
+
+    def save(self, folder: Path) -> None:
+        lengths = np.asarray([len(d) for d in self.docs], dtype=np.int64)
+        flat = np.concatenate(self.docs) if self.docs else np.zeros(0, dtype=np.int32)
+        np.savez_compressed(folder / _TOKENS_FILE, ids=flat, lengths=lengths)
+        (folder / _VOCAB_FILE).write_text(json.dumps(self.vocab), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> _TokenCache | None:
+        if not (folder / _TOKENS_FILE).is_file() or not (folder / _VOCAB_FILE).is_file():
+            return None
+        cache = cls()
+        cache.vocab = json.loads((folder / _VOCAB_FILE).read_text(encoding="utf-8"))
+        with np.load(folder / _TOKENS_FILE, allow_pickle=False) as data:
+            flat, lengths = data["ids"], data["lengths"]
+        cache.docs = np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
+        return cache
 
 
 class BM25Retriever(Retriever):
@@ -47,6 +85,8 @@ class BM25Retriever(Retriever):
         self._docs: list[Doc] = []
         self._pos: dict[str, int] = {}
         self._bm25: bm25s.BM25 | None = None
+        self._tokens: _TokenCache | None = None  # built on first need
+        self._tokens_dir: Path | None = None  # where saved token ids can be read from
         # One-entry memo: score fusion asks for the same query's scores twice.
         self._last: tuple[str, np.ndarray] | None = None
 
@@ -59,24 +99,40 @@ class BM25Retriever(Retriever):
         return len(self._docs)
 
     def add(self, docs: Sequence[Doc]) -> None:
-        """Add docs with new ids (ValueError on a duplicate id)."""
+        """Add docs with new ids (ValueError on a duplicate id); only they are tokenized."""
+        seen: set[str] = set()
         for doc in docs:
-            if doc.id in self._pos:
+            if doc.id in self._pos or doc.id in seen:
                 raise ValueError(f"duplicate doc id {doc.id!r}")
+            seen.add(doc.id)
+        if not docs:
+            return
+        cache = self._token_cache()
+        for doc in docs:
             self._pos[doc.id] = len(self._docs)
             self._docs.append(doc)
-        if docs:
-            self._bm25 = None
-            self._last = None
+        cache.extend([self.tokenizer(d.text) for d in docs])
+        self._bm25 = None
+        self._last = None
+
+    def _token_cache(self) -> _TokenCache:
+        """Token ids of the current docs (read from disk or re-tokenized once)."""
+        if self._tokens is None:
+            loaded = _TokenCache.load(self._tokens_dir) if self._tokens_dir else None
+            if loaded is None or len(loaded.docs) != len(self._docs):
+                loaded = _TokenCache()
+                loaded.extend([self.tokenizer(d.text) for d in self._docs])
+            self._tokens = loaded
+        return self._tokens
 
     def _engine(self) -> bm25s.BM25 | None:
         """Return the bm25s index (built on demand); None when no doc has a token."""
         if self._bm25 is None:
-            corpus = [self.tokenizer(d.text) for d in self._docs]
-            if not any(corpus):
+            cache = self._token_cache()
+            if not any(len(d) for d in cache.docs):
                 return None
             engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-            engine.index(corpus, show_progress=False)
+            engine.index(cache.tokenized(), show_progress=False)
             self._bm25 = engine
         return self._bm25
 
@@ -129,6 +185,8 @@ class BM25Retriever(Retriever):
         engine = self._engine() if self._docs else None
         if engine is not None:
             engine.save(str(folder / _BM25_DIR), allow_pickle=False)
+        if self._docs:
+            self._token_cache().save(folder)
 
     @classmethod
     def load(cls, path: str | Path, tokenizer: Tokenizer | None = None) -> BM25Retriever:
@@ -149,6 +207,7 @@ class BM25Retriever(Retriever):
             for i, t, m in frame.itertuples(index=False, name=None)
         ]
         self._pos = {d.id: n for n, d in enumerate(self._docs)}
+        self._tokens_dir = folder
         if self._docs and (folder / _BM25_DIR).is_dir():
             self._bm25 = bm25s.BM25.load(
                 str(folder / _BM25_DIR), allow_pickle=False, show_progress=False

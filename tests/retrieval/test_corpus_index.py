@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -112,8 +113,10 @@ def test_save_load_identical_results_and_no_pickle(index, bow, token_encoder, tm
     files = [p for p in (tmp_path / "idx").rglob("*") if p.is_file()]
     assert files
     for path in files:
-        assert path.suffix in {".json", ".parquet", ".npy", ".index"}, path
+        assert path.suffix in {".json", ".parquet", ".npy", ".npz", ".index"}, path
         assert not path.read_bytes()[:2].startswith(b"\x80"), f"{path} looks like a pickle"
+        if path.suffix in {".npy", ".npz"}:
+            np.load(path, allow_pickle=False)  # raises if an object array (pickle) is inside
     loaded = CorpusIndex.load(tmp_path / "idx", bow, token_encoder=token_encoder)
     assert len(loaded) == 4
     for method in ("hybrid", "bm25", "dense", "rows", "colbert"):

@@ -123,3 +123,24 @@ def test_as_langchain_retriever(corpus):
     assert docs[0].metadata["lang"] == "de"
     assert docs[0].metadata["score"] > 0
     assert len(docs) == 2
+
+
+def test_bm25_add_after_load_tokenizes_only_new_docs(corpus, tmp_path, monkeypatch):
+    retriever = BM25Retriever()
+    retriever.add(corpus[:4])
+    retriever.save(tmp_path / "bm25")
+    loaded = BM25Retriever.load(tmp_path / "bm25")
+    seen: list[str] = []
+    original = loaded.tokenizer
+
+    def counting(text: str) -> list[str]:
+        seen.append(text)
+        return original(text)
+
+    monkeypatch.setattr(loaded, "tokenizer", counting)
+    loaded.add(corpus[4:])
+    assert seen == [corpus[4].text]  # the saved token ids were reused
+    fresh = BM25Retriever()
+    fresh.add(corpus)
+    for query in ("piano strings", "capital of france", "volcano"):
+        assert loaded.search(query, k=5) == fresh.search(query, k=5)
