@@ -15,7 +15,8 @@ from tablerag_agents.evaluation.datasets import load_wtq, read_wtq_table
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.solve import PyReActSolver, SolverContext, SQLSolver
 
-pytestmark = [pytest.mark.slow, pytest.mark.data, pytest.mark.sandbox]
+# On 2 shared CPU cores a ReAct question can take minutes: allow 30 min per test.
+pytestmark = [pytest.mark.slow, pytest.mark.data, pytest.mark.sandbox, pytest.mark.timeout(1800)]
 
 QUESTION_IDS = ("nt-0", "nt-3")  # small tables: a lookup and an arithmetic question
 
