@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -22,6 +22,9 @@ from rich.text import Text
 
 from tablerag_agents.config import Settings
 from tablerag_agents.errors import TableRAGError
+
+if TYPE_CHECKING:
+    from tablerag_agents.qa import SolverName
 
 app = typer.Typer(
     name="tablerag",
@@ -156,7 +159,11 @@ def ask(
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
     result = answer_question(
-        question, table_path=table_path, index_dir=index_dir, solver=solver, settings=Settings()
+        question,
+        table_path=table_path,
+        index_dir=index_dir,
+        solver=cast("SolverName", solver),
+        settings=Settings(),
     )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

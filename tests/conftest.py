@@ -28,7 +28,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in_ci = os.environ.get("CI", "").lower() == "true"
     for item in items:
         if "data" in item.keywords and not has_data:
-            item.add_marker(pytest.mark.skip(reason=f"shared data not found at {shared_data_dir()}"))
+            item.add_marker(
+                pytest.mark.skip(reason=f"shared data not found at {shared_data_dir()}")
+            )
         if "sandbox" in item.keywords and not has_bwrap and not in_ci:
             item.add_marker(pytest.mark.skip(reason="bubblewrap (bwrap) is not installed"))
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.caches import BaseCache
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from tablerag_agents.config import EMBEDDED, Settings
 from tablerag_agents.errors import ModelError
@@ -43,7 +44,7 @@ def _embedded_chat(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
     )
     return ChatOpenAI(
         base_url=server.base_url,
-        api_key="local",  # the local server ignores it, but the client requires one
+        api_key=SecretStr("local"),  # the local server ignores it, but the client requires one
         model=ALIAS,
         stream_usage=True,
         max_retries=1,
@@ -77,7 +78,7 @@ def get_chat_model(settings: Settings | None = None) -> BaseChatModel:
         key = settings.api_key.get_secret_value() if settings.api_key else None
         return ChatOpenAI(
             base_url=settings.base_url,
-            api_key=key or os.environ.get("OPENAI_API_KEY") or "none",
+            api_key=SecretStr(key or os.environ.get("OPENAI_API_KEY") or "none"),
             model=spec,
             stream_usage=True,
             **common,

@@ -65,6 +65,52 @@ def value_to_items(value: Any) -> list[str] | None:
     return [text] if text else None
 
 
+_QUANTITY_QUESTION = re.compile(
+    r"^\s*(how (many|much|long|old|far|tall)|what (is|was|are|were) the (total|number|sum|"
+    r"average|amount|count|difference)|total|number of)\b",
+    re.I,
+)
+
+
+def _is_measure_column(values: pd.Series) -> bool:
+    """True for numbers that measure something (not years, which name things)."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    if not numbers.notna().all():
+        return False
+    years = numbers.between(1000, 2100) & (numbers == numbers.round())
+    return not bool(years.all())
+
+
+def answer_column_items(value: Any, question: str, columns: Iterable[str] = ()) -> list[str] | None:
+    """Answer items from a small result table that carries a helper column.
+
+    Code for "which player scored the least goals?" often returns the name *and*
+    the goals. When exactly one column is not a measure (text, or years), or for
+    "how many..." questions exactly one is a measure, that column is the answer;
+    otherwise None. A Series whose labels
+    are all column names of the table (one row) is read as a one-row table.
+
+    Args:
+        value: The code's result.
+        question: The question it answers.
+        columns: Column names of the input tables (to recognise a row Series).
+    """
+    known = {str(c) for c in columns}
+    if isinstance(value, pd.Series) and known and len(value) > 1:
+        if all(str(label) in known for label in value.index):
+            value = value.to_frame().T
+    if not isinstance(value, pd.DataFrame) or not 0 < len(value) <= MAX_ITEMS:
+        return None
+    if not 2 <= value.shape[1] <= 4:
+        return None
+    numeric = [c for c in value.columns if _is_measure_column(value[c])]
+    text = [c for c in value.columns if c not in numeric]
+    wanted = numeric if _QUANTITY_QUESTION.search(question) else text
+    if len(wanted) != 1:
+        return None
+    return value_to_items(value[wanted[0]].tolist())
+
+
 def join_items(items: Iterable[str]) -> str:
     """The short answer string: items joined by ``|``."""
     return "|".join(items)

@@ -16,8 +16,9 @@ from langchain_core.runnables import Runnable
 from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
-from tablerag_agents.solve.answer import value_to_items
+from tablerag_agents.solve.answer import answer_column_items, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import clean_numbers, context_block
@@ -73,6 +74,12 @@ class Attempt:
     def ok(self) -> bool:
         """True if the code ran without an exception."""
         return self.result is not None and self.result.ok
+
+    @property
+    def empty(self) -> bool:
+        """True if the code ran but returned an empty, NaN or 0 value."""
+        value = self.result.value if self.result is not None else None
+        return self.ok and value is not None and looks_empty(value)
 
 
 class ProcessDfSolver:
@@ -161,24 +168,8 @@ class ProcessDfSolver:
         rec = RunRecorder(self.name, ctx)
         messages = self._messages(ctx, tables)
         first = self._run(rec, call_model(self.model, messages), tables)
-        if not first.ok and self.repair:
-            error = "no ```python block"
-            if first.result is not None:
-                error = observation_text(first.result, 800)
-                columns = [str(c) for frame in tables.values() for c in frame.columns]
-                hint = error_hint(first.result.error or "", first.code, columns)
-                error = f"{error}\n{hint}" if hint else error
-            follow = [
-                AIMessage(rec.steps[-1].raw),
-                HumanMessage(load_prompt("process_df_repair").format(error=error)),
-            ]
-            # Greedy decoding tends to repeat the failed code: sample the repair.
-            model = retry_model(self.model, self.retry_temperature)
-            reply = call_model(model, messages + follow)
-            if (extract_function(reply.text) or "").strip() == first.code.strip():
-                rec.add(reply, action="python", code=first.code, observation=REPEATED, ok=False)
-            else:
-                first = self._run(rec, reply, tables)
+        if self.repair:
+            first = self._repair(rec, messages, first, tables)
         iterations = len(rec.steps)
         attempts = [first]
         if self.samples > 1:
@@ -203,17 +194,58 @@ class ProcessDfSolver:
             explain_model=self.explain_model,
         )
 
+    def _repair(
+        self,
+        rec: RunRecorder,
+        messages: list[BaseMessage],
+        first: Attempt,
+        tables: dict[str, pd.DataFrame],
+    ) -> Attempt:
+        """Let the model fix an error, or an empty/0 result a mismatched literal explains.
+
+        Returns the attempt to keep (the first one if the fix is no better).
+        """
+        suspicious = first.empty
+        if first.ok and not suspicious:
+            return first
+        grounding = literal_hint(first.code, tables, "python") if first.code else None
+        if suspicious and grounding is None:
+            return first  # a 0 or empty answer nothing argues against
+        if first.result is None:
+            prompt = load_prompt("process_df_repair").format(error="no ```python block")
+        elif suspicious:
+            prompt = load_prompt("process_df_suspicious").format(
+                result=observation_text(first.result, 400), hint=grounding
+            )
+        else:
+            error = observation_text(first.result, 800)
+            columns = [str(c) for frame in tables.values() for c in frame.columns]
+            hints = (error_hint(first.result.error or "", first.code, columns), grounding)
+            error = "\n".join([error, *(h for h in hints if h)])
+            prompt = load_prompt("process_df_repair").format(error=error)
+        follow = [AIMessage(rec.steps[-1].raw), HumanMessage(prompt)]
+        # Greedy decoding tends to repeat the failed code: sample the repair.
+        reply = call_model(retry_model(self.model, self.retry_temperature), messages + follow)
+        if (extract_function(reply.text) or "").strip() == first.code.strip():
+            rec.add(reply, action="python", code=first.code, observation=REPEATED, ok=False)
+            return first
+        second = self._run(rec, reply, tables)
+        return first if suspicious and (not second.ok or second.empty) else second
+
     def _vote(self, rec: RunRecorder, attempts: list[Attempt]) -> tuple[Attempt, list[str] | None]:
         """Majority vote over the answers of the successful runs (first run wins ties).
 
         A result that is not answer-shaped (e.g. a wide table) is read by the
         model, but only for the first successful run, to bound the cost.
         """
+        ctx = rec.context
+        columns = [str(c) for frame in ctx.tables.values() for c in frame.columns]
         answered: list[tuple[Attempt, list[str]]] = []
         for attempt in attempts:
             if not attempt.ok or attempt.result is None:
                 continue
-            items = value_to_items(attempt.result.value)
+            value = attempt.result.value
+            items = answer_column_items(value, ctx.question, columns) or value_to_items(value)
             if items is None and not answered and attempt is attempts[0]:
                 if attempt.result.value is not None or attempt.result.value_repr:
                     items = answer_from_result(self.model, rec, observation_text(attempt.result))

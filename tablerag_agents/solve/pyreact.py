@@ -120,7 +120,6 @@ class PyReActSolver:
         ]
         with self.sandbox.session(tables) as session:
             session.run(QUIET)
-            columns = [str(c) for frame in tables.values() for c in frame.columns]
             loop_cls = TextLoop if mode == "text" else ToolLoop
-            loop = loop_cls(self, session, rec, columns)
+            loop = loop_cls(self, session, rec, tables)
             return loop.run(messages)

@@ -6,6 +6,7 @@ model server turns every step into "process only the new tokens".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -15,6 +16,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverResult
+from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import (
     clean_answer,
@@ -87,12 +89,13 @@ class ReactLoop:
         solver: PyReActSolver,
         session: Any,
         rec: RunRecorder,
-        columns: list[str] | None = None,
+        tables: Mapping[str, pd.DataFrame] | None = None,
     ) -> None:
         self.solver = solver
         self.session = session
         self.rec = rec
-        self.columns = columns or []
+        self.tables = dict(tables or {})
+        self.columns = [str(c) for frame in self.tables.values() for c in frame.columns]
         self.history = ""
         """All code run so far in the session (for hints about defined names)."""
         self.last_value: Any = None
@@ -101,6 +104,8 @@ class ReactLoop:
         self.iterations = 0
         self.failed: dict[str, str] = {}
         """Code that raised -> its error line."""
+        self.empty_hint = False
+        """The last action gave an empty/0 value that a mismatched literal explains."""
 
     def execute(self, code: str) -> tuple[ExecResult, str]:
         """Run one action; remember its value when it succeeded."""
@@ -108,10 +113,19 @@ class ReactLoop:
         result = self.session.run(with_result_expression(code), timeout=self.solver.exec_timeout_s)
         obs = observation_text(result, self.solver.max_observation_chars)
         self.history += "\n" + code
+        hint = None
         if not result.ok:
             hint = error_hint(result.error or obs, self.history, self.columns)
-            if hint:
-                obs = f"{obs}\n{hint}"
+        empty = result.ok and result.value is not None and looks_empty(result.value)
+        grounding = None
+        if not result.ok or empty:
+            # A filter that matched nothing shows up as an error or an empty/0 value.
+            grounding = literal_hint(code, self.tables, "python")
+            hint = "\n".join(h for h in (hint, grounding) if h) or None
+        self.empty_hint = empty and grounding is not None
+        if hint:
+            obs = f"{obs}\n{hint}"
+        if not result.ok:
             self.failed[code.strip()] = _last_line(result.error or obs) + (
                 f" ({hint})" if hint else ""
             )
@@ -174,6 +188,13 @@ class TextLoop(ReactLoop):
                     ok=result.ok,
                     exec_seconds=result.duration_s,
                 )
+                messages.append(HumanMessage(f"Observation: {obs}"))
+                continue
+            if step.final_answer is not None and self.empty_hint and looks_empty(step.final_answer):
+                # An empty/0 answer straight after a hint that the filter missed: one nudge.
+                self.empty_hint = False
+                obs = load_prompt("react_empty_answer").strip()
+                self.rec.add(reply, thought=step.thought, action="answer", observation=obs)
                 messages.append(HumanMessage(f"Observation: {obs}"))
                 continue
             if step.final_answer is not None:

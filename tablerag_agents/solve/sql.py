@@ -11,8 +11,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from tablerag_agents.prompts import load_prompt
-from tablerag_agents.solve.answer import value_to_items
+from tablerag_agents.solve.answer import answer_column_items, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import clean_numbers, context_block
 from tablerag_agents.solve.runtime import (
@@ -138,6 +139,8 @@ class SQLSolver:
         messages = self._prompt(ctx, tables)
         last: SQLResult | None = None
         sql = ""
+        # The last result with rows: a failed retry of a suspicious 0 must not lose it.
+        kept: tuple[SQLResult, str] | None = None
         tried: set[str] = set()
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
@@ -173,16 +176,26 @@ class SQLSolver:
                 ok=last.ok,
                 exec_seconds=last.seconds,
             )
-            if last.ok and (last.rows or not self.retry_on_empty):
-                break
+            if last.ok and last.rows:
+                kept = (last, sql)
+            empty = not last.rows or (
+                len(last.rows) == 1 and len(last.rows[0]) == 1 and looks_empty(last.rows[0][0])
+            )
+            hint = literal_hint(sql, tables, "sql") if not last.ok or empty else None
+            if last.ok and (not self.retry_on_empty or (last.rows and hint is None)):
+                break  # an answer, or a 0/NULL that no mismatched literal explains
             if attempt == self.max_retries:
                 break
-            follow = (
-                load_prompt("sql_retry").format(error=obs)
-                if not last.ok
-                else load_prompt("sql_empty")
-            )
+            if not last.ok:
+                follow = load_prompt("sql_retry").format(error=obs)
+            elif last.rows:
+                follow = load_prompt("sql_suspicious").format(result=obs)
+            else:
+                follow = load_prompt("sql_empty")
+            follow = f"{follow}\n{hint}" if hint else follow
             messages += [AIMessage(reply.text), HumanMessage(follow)]
+        if kept is not None and (last is None or not last.ok or not last.rows):
+            last, sql = kept
         return self._finish(rec, last, sql)
 
     def _run(
@@ -211,7 +224,9 @@ class SQLSolver:
             error = "no SQL produced" if last is None else f"SQL failed: {last.error}"
             return rec.finish(None, code=sql, error=error, iterations=iterations)
         frame = last.frame()
-        items: list[str] | None = value_to_items(frame) if last.rows else None
+        items: list[str] | None = None
+        if last.rows:
+            items = answer_column_items(frame, rec.context.question) or value_to_items(frame)
         if items is None and last.rows:
             items = answer_from_result(self.model, rec, last.observation())
         value: Any = frame

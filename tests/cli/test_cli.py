@@ -85,9 +85,7 @@ def test_search_ranks_the_right_table_first(
 def test_ask_over_index_with_sql_solver(
     sample_index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sql = (
-        "```sql\nSELECT \"Depth\" FROM t WHERE \"Name in English\" = 'Lake Tuz'\n```"
-    )
+    sql = '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Lake Tuz\'\n```'
     model = ScriptedChatModel([sql])
     monkeypatch.setattr(qa, "get_chat_model", lambda settings: model)
     result = runner.invoke(

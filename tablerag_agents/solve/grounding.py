@@ -1,0 +1,156 @@
+"""Check the text literals in model-written code against the table's cells.
+
+Small models write ``df['Result'] == 'L'`` when the cells read ``'L 0–3'``, or
+``'Try Not to Think'`` when the cell is ``'"Try Not to Think"'``: the filter
+matches nothing and the answer comes out empty or 0. :func:`literal_hint`
+finds the literals that equal no cell but resemble some, and names the cells
+they resemble, so the next attempt can match them. The hint is built from the
+code and the table only: it quotes cells, never an answer.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pandas as pd
+
+_SQL_LITERAL = re.compile(r"'((?:[^']|'')*)'")
+_PY_LITERAL = re.compile(r"""(?<![\w\\])(?:'([^'\\\n]*)'|"([^"\\\n]*)")""")
+_MAX_UNIQUE = 20_000
+"""Distinct values scanned per column (bounds the cost on huge tables)."""
+_IGNORED = {
+    "coerce", "raise", "ignore", "int", "float", "str", "object", "string", "category",
+    "records", "index", "columns", "first", "last", "left", "right", "inner", "outer",
+    "count", "sum", "mean", "min", "max", "median", "size", "nunique", "all", "any",
+}  # fmt: skip
+
+
+def code_literals(code: str, language: Literal["python", "sql"]) -> list[str]:
+    """Return the distinct text literals of ``code``, in order of appearance.
+
+    For SQL only single-quoted strings are literals (double quotes name
+    columns). For Python, string constants are read from the syntax tree when
+    the code parses, else by a regular expression.
+    """
+    found: list[str] = []
+    if language == "sql":
+        found = [m.group(1).replace("''", "'") for m in _SQL_LITERAL.finditer(code)]
+    else:
+        try:
+            tree = ast.parse(code)
+            consts = [
+                n
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]
+            consts.sort(key=lambda n: (n.lineno, n.col_offset))
+            found = [str(n.value) for n in consts]
+        except SyntaxError:
+            found = [a or b for a, b in _PY_LITERAL.findall(code)]
+    seen: dict[str, None] = {}
+    for lit in found:
+        if lit.strip() and lit not in seen:
+            seen[lit] = None
+    return list(seen)
+
+
+def _text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Distinct non-empty cell texts per column (capped)."""
+    out: dict[str, list[str]] = {}
+    for col in frame.columns:
+        values = frame[col].dropna().astype(str).str.strip()
+        uniques = [v for v in pd.unique(values)[:_MAX_UNIQUE] if v]
+        if uniques:
+            out[str(col)] = uniques
+    return out
+
+
+def _resembling(literal: str, values: list[str], limit: int) -> list[str]:
+    """Cells that contain ``literal`` (ignoring case), else close spellings of it."""
+    low = literal.lower()
+    contains = [v for v in values if low in v.lower()]
+    if contains:
+        return contains[:limit]
+    lowered = {v.lower(): v for v in values}
+    close = difflib.get_close_matches(low, list(lowered), n=limit, cutoff=0.75)
+    return [lowered[c] for c in close]
+
+
+def ungrounded_literals(
+    code: str,
+    tables: Mapping[str, pd.DataFrame],
+    language: Literal["python", "sql"],
+    *,
+    per_column: int = 3,
+) -> dict[str, dict[str, list[str]]]:
+    """Map each literal that equals no cell but resembles some to ``{column: cells}``.
+
+    Literals that name a column or table, or that equal a cell exactly, are
+    grounded and left out; so are literals that resemble nothing (they may be
+    patterns or formats).
+    """
+    literals = [
+        lit
+        for lit in code_literals(code, language)
+        if lit.lower() not in _IGNORED and len(lit) <= 200
+    ]
+    if not literals:
+        return {}
+    names = {str(t) for t in tables} | {str(c) for f in tables.values() for c in f.columns}
+    columns: dict[str, list[str]] = {}
+    for frame in tables.values():
+        for col, values in _text_values(frame).items():
+            columns.setdefault(col, []).extend(values)
+    exact = {v for values in columns.values() for v in values}
+    out: dict[str, dict[str, list[str]]] = {}
+    for lit in literals:
+        if lit in names or lit in exact or lit.strip() in exact:
+            continue
+        near = {
+            col: cells
+            for col, values in columns.items()
+            if (cells := _resembling(lit.strip(), values, per_column))
+        }
+        if near:
+            out[lit] = dict(list(near.items())[:3])
+    return out
+
+
+def literal_hint(
+    code: str, tables: Mapping[str, pd.DataFrame], language: Literal["python", "sql"]
+) -> str | None:
+    """A one-paragraph hint about literals in ``code`` that match no cell, or None."""
+    found = ungrounded_literals(code, tables, language)
+    if not found:
+        return None
+    how = (
+        "use the exact cell text, or LIKE '%...%'"
+        if language == "sql"
+        else "use the exact cell text, or .str.contains(..., case=False, regex=False)"
+    )
+    lines = []
+    for lit, near in list(found.items())[:4]:
+        where = "; ".join(
+            f"column {col!r} has " + ", ".join(repr(c) for c in cells)
+            for col, cells in near.items()
+        )
+        lines.append(f"no cell is exactly {lit!r} ({where})")
+    return "Hint: " + "; ".join(lines) + f". To match, {how}."
+
+
+def looks_empty(value: Any) -> bool:
+    """True for results a failed filter typically gives: empty, None, NaN or 0."""
+    if value is None:
+        return True
+    if isinstance(value, pd.DataFrame | pd.Series | pd.Index | list | tuple | set | dict):
+        return len(value) == 0
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return value == 0 or (isinstance(value, float) and math.isnan(value))
+    return isinstance(value, str) and value.strip().lower() in {"", "nan", "none", "0"}
