@@ -181,7 +181,8 @@ def to_jsonable(value: Any, depth: int = 0, budget: list[int] | None = None) -> 
         return str(value)
     if isinstance(value, decimal.Decimal):
         return str(value)
-    if isinstance(value, np.ndarray | pd.Index):
+    if isinstance(value, np.ndarray | pd.Index | pd.api.extensions.ExtensionArray):
+        # ExtensionArray: e.g. what Series.unique() gives for string columns.
         return [to_jsonable(v, depth + 1, budget) for v in value.tolist()]
     if isinstance(value, list | tuple):
         return [to_jsonable(v, depth + 1, budget) for v in value]

@@ -22,6 +22,7 @@ from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.solve.runtime import (
     QUIET,
     LLMReply,
@@ -145,6 +146,7 @@ class ProcessDfSolver:
     def _run(self, rec: RunRecorder, reply: LLMReply, tables: dict[str, pd.DataFrame]) -> Attempt:
         """Extract the function from ``reply``, run it, and record the step."""
         code = extract_function(reply.text) or ""
+        code = fix_python_apostrophes(code) or code
         if not code:
             rec.add(reply, action="none", observation="no code in the reply", ok=False)
             return Attempt(code, None)

@@ -24,6 +24,7 @@ from tablerag_agents.solve.parsing import (
     strip_observation,
     with_result_expression,
 )
+from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.solve.runtime import (
     LLMReply,
     RunRecorder,
@@ -109,6 +110,7 @@ class ReactLoop:
 
     def execute(self, code: str) -> tuple[ExecResult, str]:
         """Run one action; remember its value when it succeeded."""
+        code = fix_python_apostrophes(code) or code
         self.iterations += 1
         result = self.session.run(with_result_expression(code), timeout=self.solver.exec_timeout_s)
         obs = observation_text(result, self.solver.max_observation_chars)

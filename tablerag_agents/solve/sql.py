@@ -16,6 +16,7 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.runtime import (
     RunRecorder,
     answer_from_result,
@@ -201,7 +202,8 @@ class SQLSolver:
     def _run(
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
-        """Run ``sql``, fixing double-quoted string values DuckDB took for columns.
+        """Run ``sql``, fixing double-quoted string values DuckDB took for columns
+        and unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -213,6 +215,8 @@ class SQLSolver:
             if result.ok or result.error is None:
                 break
             fixed = quote_literals(current, result.error, known)
+            if fixed is None and "syntax" in result.error.lower():
+                fixed = fix_sql_apostrophes(current)
             if fixed is None:
                 break
             current, result = fixed, engine.run(fixed)

@@ -69,6 +69,10 @@ def test_codec_json_and_opaque_values() -> None:
     meta, _ = codec.encode_value(list(range(10_000)), 1_000, 100)
     assert meta["kind"] == "opaque" and "too large" in meta["note"]
     assert len(meta["repr"]) < 200 and "[truncated" in meta["repr"]
+    # Series.unique() of a string column is an ExtensionArray: it travels as a list.
+    uniques = pd.Series(["x", "y", "x", None], dtype="string").unique()
+    meta, blob = codec.encode_value(uniques, 10_000, 100)
+    assert meta["kind"] == "json" and codec.decode_value(meta, blob) == ["x", "y", None]
 
 
 def test_codec_frames_series_and_tables_round_trip() -> None:
