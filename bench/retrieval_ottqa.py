@@ -7,7 +7,7 @@ A, B and all questions.
     python bench/retrieval_ottqa.py                       # build or load the index, evaluate
     python bench/retrieval_ottqa.py --rows --index-dir DIR  # + the row-document channel
     python bench/retrieval_ottqa.py --tune                # also re-tune hybrid weights on half A
-    python bench/retrieval_ottqa.py --rerank-sample 100   # + LLM re-rank on 100 questions of B
+    python bench/retrieval_ottqa.py --rerank-sample 100   # + LLM re-rank (tuned on A, scored on B)
 """
 
 from __future__ import annotations
@@ -23,12 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from tablerag_agents.errors import IndexNotFoundError, StaleIndexError
 from tablerag_agents.models.embeddings import embeddings_name, get_embeddings
 from tablerag_agents.retrieval.corpus import CorpusIndex
 from tablerag_agents.retrieval.corpus_config import CorpusConfig, HybridWeights
 from tablerag_agents.retrieval.corpus_fields import LinkedPassages
+from tablerag_agents.retrieval.rerank_llm import (
+    DEFAULT_RERANK_WEIGHT,
+    ask_llm_ranking,
+    fuse_llm_ranking,
+)
 from tablerag_agents.tables.ottqa import load_ottqa_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,7 +75,8 @@ def parse_args() -> argparse.Namespace:
         "--rerank-sample",
         type=int,
         default=0,
-        help="questions of half B to re-rank with the chat model (0 = skip)",
+        help="questions per half to re-rank with the chat model (0 = skip); the fusion"
+        " weight is tuned on the half-A sample and reported on the half-B sample",
     )
     ap.add_argument("--rerank-top", type=int, default=5)
     ap.add_argument("--latency-sample", type=int, default=100, help="questions timed one by one")
@@ -150,31 +157,63 @@ def latency(
     }
 
 
-def llm_rerank(index: CorpusIndex, questions: list[dict], sample: int, top: int, weights) -> dict:
-    """Hybrid vs hybrid + LLM re-rank on a fixed random sample of half B."""
-    from tablerag_agents.models import get_chat_model
+RERANK_GRID: tuple[float | None, ...] = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, None)
 
-    half_b = questions[len(questions) // 2 :]
-    chosen = random.Random(0).sample(half_b, min(sample, len(half_b)))
-    model = get_chat_model()
-    base, reranked, times = [], [], []
-    for q in chosen:
+
+def llm_picks(
+    index: CorpusIndex, questions: list[dict], top: int, weights, model
+) -> tuple[list[list[str]], list[list[float]], list[list[int]], list[float]]:
+    """Hybrid top-10 ids and scores, and the positions of the top ``top`` the LLM names."""
+    ids, scores, named, times = [], [], [], []
+    for q in tqdm(questions, desc="LLM re-rank", unit="question"):
         hits = index.search(q["question"], k=10, weights=weights)
         started = time.perf_counter()
-        again = index.search(
-            q["question"], k=10, weights=weights, rerank_model=model, rerank_top=top
-        )
+        named.append(ask_llm_ranking(model, q["question"], [h.text for h in hits[:top]]))
         times.append(time.perf_counter() - started)
-        base.append([h.table_id for h in hits])
-        reranked.append([h.table_id for h in again])
-    gold = [q["table_id"] for q in chosen]
-    return {
-        "n": len(chosen),
-        "rerank_top": top,
-        "hybrid": hits_at(ranks_of(base, gold)),
-        "hybrid+llm": hits_at(ranks_of(reranked, gold)),
-        "seconds_per_question": round(float(np.mean(times)), 2),
-    }
+        ids.append([h.table_id for h in hits])
+        scores.append([h.score for h in hits])
+    return ids, scores, named, times
+
+
+def fused_ranks(ids, scores, named, gold, top: int, weight: float | None) -> list[int]:
+    """Gold ranks after fusing the LLM picks into the top ``top`` with ``weight``."""
+    lists = []
+    for table_ids, table_scores, picks in zip(ids, scores, named, strict=True):
+        order = fuse_llm_ranking(table_scores[:top], picks, weight)
+        lists.append([table_ids[i] for i in order] + table_ids[top:])
+    return ranks_of(lists, gold)
+
+
+def llm_rerank(index: CorpusIndex, questions: list[dict], sample: int, top: int, weights) -> dict:
+    """Hybrid vs hybrid + LLM re-rank: fusion weight tuned on a sample of A, reported on B."""
+    from tablerag_agents.models import get_chat_model
+
+    half = len(questions) // 2
+    model = get_chat_model()
+    report: dict[str, Any] = {"n_per_half": sample, "rerank_top": top}
+    grid_hits: dict[str, dict[str, Any]] = {}
+    for name, part in (("A", questions[:half]), ("B", questions[half:])):
+        chosen = random.Random(0).sample(part, min(sample, len(part)))
+        gold = [q["table_id"] for q in chosen]
+        ids, scores, named, times = llm_picks(index, chosen, top, weights, model)
+        grid_hits[name] = {
+            str(w): hits_at(fused_ranks(ids, scores, named, gold, top, w)) for w in RERANK_GRID
+        }
+        report[f"seconds_per_question_{name}"] = round(float(np.mean(times)), 2)
+        report[f"hybrid_{name}"] = hits_at(ranks_of(ids, gold))
+        report[f"no_pick_rate_{name}"] = round(sum(not n for n in named) / len(named), 3)
+
+    def objective(h: dict[str, float]) -> float:
+        return h["hits@1"] + h["hits@5"]
+
+    best = max(RERANK_GRID, key=lambda w: (objective(grid_hits["A"][str(w)]), w is not None))
+    report["grid"] = grid_hits
+    report["tuned_weight_on_A"] = best
+    report["default_weight"] = DEFAULT_RERANK_WEIGHT
+    report["hybrid+llm_B_tuned"] = grid_hits["B"][str(best)]
+    report["hybrid+llm_B_default"] = grid_hits["B"][str(DEFAULT_RERANK_WEIGHT)]
+    report["hybrid+llm_B_listwise"] = grid_hits["B"]["None"]
+    return report
 
 
 def main() -> None:
@@ -255,8 +294,14 @@ def print_summary(report: dict) -> None:
     if report["llm_rerank"]:
         r = report["llm_rerank"]
         print(
-            f"LLM re-rank (top {r['rerank_top']}, {r['n']} questions of B, "
-            f"{r['seconds_per_question']} s/question): hybrid {r['hybrid']} -> {r['hybrid+llm']}"
+            f"LLM re-rank of the top {r['rerank_top']} ({r['n_per_half']} questions per half, "
+            f"{r['seconds_per_question_B']} s/question, no pick {r['no_pick_rate_B']:.0%} on B)"
+        )
+        for weight, on_a in r["grid"]["A"].items():
+            print(f"  weight {weight:>5s}: A {on_a}  B {r['grid']['B'][weight]}")
+        print(
+            f"  hybrid B {r['hybrid_B']} -> tuned weight {r['tuned_weight_on_A']} "
+            f"{r['hybrid+llm_B_tuned']}; listwise {r['hybrid+llm_B_listwise']}"
         )
     print(f"weights: {report['weights']}")
 

@@ -33,7 +33,7 @@ from tablerag_agents.retrieval.corpus_config import (
 )
 from tablerag_agents.retrieval.corpus_fields import PassageLookup
 from tablerag_agents.retrieval.hybrid import HybridRetriever
-from tablerag_agents.retrieval.rerank_llm import rerank_with_llm
+from tablerag_agents.retrieval.rerank_llm import DEFAULT_RERANK_WEIGHT, rerank_with_llm
 from tablerag_agents.retrieval.table_store import TableStore
 from tablerag_agents.tables.model import Table
 
@@ -286,6 +286,7 @@ class CorpusIndex:
         weights: HybridWeights | None = None,
         rerank_model: BaseChatModel | None = None,
         rerank_top: int = 10,
+        rerank_weight: float | None = DEFAULT_RERANK_WEIGHT,
     ) -> list[TableHit]:
         """Return the ``k`` best tables for ``question``.
 
@@ -299,11 +300,15 @@ class CorpusIndex:
             weights: Override the hybrid weights for this search.
             rerank_model: If given, re-rank the best ``rerank_top`` with this LLM.
             rerank_top: How many candidates the LLM sees.
+            rerank_weight: How much the LLM's pick counts against the
+                first-stage scores (``None``: the LLM's order wins outright).
         """
         hits = self.retriever(method, weights=weights).search(question, max(k, rerank_top))
         table_hits = [self._table_hit(h) for h in hits]
         if rerank_model is not None:
-            table_hits = rerank_with_llm(rerank_model, question, table_hits, top_n=rerank_top)
+            table_hits = rerank_with_llm(
+                rerank_model, question, table_hits, top_n=rerank_top, weight=rerank_weight
+            )
         return table_hits[:k]
 
     def search_many(

@@ -10,6 +10,7 @@ from tablerag_agents.retrieval.corpus_config import TableHit
 from tablerag_agents.retrieval.rerank_llm import (
     LLMReranker,
     format_rerank_prompt,
+    fuse_llm_ranking,
     parse_ranking,
     rerank_with_llm,
 )
@@ -44,14 +45,40 @@ def test_parse_ranking(reply, expected):
     assert parse_ranking(reply, 3) == expected
 
 
-def test_realistic_reply_reorders_and_keeps_everything():
+def test_listwise_reply_reorders_and_keeps_everything():
     model = FakeListChatModel(responses=["2, 1"])
-    out = rerank_with_llm(model, "women's marathon record", CANDIDATES)
+    out = rerank_with_llm(model, "women's marathon record", CANDIDATES, weight=None)
     assert [h.table_id for h in out] == ["b", "a", "c"]
     assert all(isinstance(h, TableHit) for h in out)
     assert out[0].score > out[1].score > out[2].score
     assert out[0].metadata["first_stage_score"] == 2.0
     assert out[0].caption == "Marathon"
+    assert out[0].metadata["llm_rank"] == 1 and "llm_rank" not in out[2].metadata
+
+
+def test_fused_pick_overtakes_only_a_close_first_stage_best():
+    close = [TableHit("a", 3.0, "", "A"), TableHit("b", 2.9, "", "B"), TableHit("c", 0.0, "", "C")]
+    out = rerank_with_llm(FakeListChatModel(responses=["2"]), "q", close, weight=0.2)
+    assert [h.table_id for h in out] == ["b", "a", "c"]
+    far = [TableHit("a", 3.0, "", "A"), TableHit("b", 1.0, "", "B"), TableHit("c", 0.0, "", "C")]
+    out = rerank_with_llm(FakeListChatModel(responses=["2"]), "q", far, weight=0.2)
+    assert [h.table_id for h in out] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("scores", "named", "weight", "expected"),
+    [
+        ([1.0, 0.5, 0.0], [2], None, [2, 0, 1]),  # listwise: the pick wins outright
+        ([1.0, 0.5, 0.0], [2], 0.0, [0, 1, 2]),  # weight 0: first stage only
+        ([1.0, 0.5, 0.0], [2], 0.6, [0, 2, 1]),  # the pick passes a weaker candidate
+        ([1.0, 0.5, 0.0], [1], 0.6, [1, 0, 2]),  # ... or the best one when close enough
+        ([1.0, 0.5, 0.0], [2, 1], 1.2, [2, 1, 0]),  # second pick earns half the bonus
+        ([2.0, 2.0, 2.0], [], 0.3, [0, 1, 2]),  # all tied, no pick: order kept
+        ([], [], 0.3, []),
+    ],
+)
+def test_fuse_llm_ranking(scores, named, weight, expected):
+    assert fuse_llm_ranking(scores, named, weight) == expected
 
 
 def test_malformed_reply_keeps_order_and_candidates(caplog):
@@ -64,6 +91,6 @@ def test_malformed_reply_keeps_order_and_candidates(caplog):
 def test_top_n_leaves_the_tail_alone():
     model = FakeListChatModel(responses=["2"])
     hits = [Hit(i, s, f"text {i}") for i, s in [("x", 5.0), ("y", 4.0), ("z", 3.0)]]
-    out = LLMReranker(model, top_n=2).rerank("q", hits)
+    out = LLMReranker(model, top_n=2, weight=None).rerank("q", hits)
     assert [h.id for h in out] == ["y", "x", "z"]
     assert out[1].score > out[2].score == 3.0
