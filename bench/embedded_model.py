@@ -18,13 +18,10 @@ from tablerag_agents.config import Settings
 from tablerag_agents.models.gguf import ensure_gguf
 from tablerag_agents.models.server import ALIAS, ServerParams, get_server
 
-PREFIX = (
-    "You are a careful data analyst. The table below lists football seasons.\n"
-    + "\n".join(
-        f"| {1990 + i} | Division {i % 4 + 1} | {['1st', '2nd', '5th', '9th'][i % 4]} "
-        f"| {['Final', 'Semifinal', 'Round 1', 'Champion'][i % 4]} |"
-        for i in range(40)
-    )
+PREFIX = "You are a careful data analyst. The table below lists football seasons.\n" + "\n".join(
+    f"| {1990 + i} | Division {i % 4 + 1} | {['1st', '2nd', '5th', '9th'][i % 4]} "
+    f"| {['Final', 'Semifinal', 'Round 1', 'Champion'][i % 4]} |"
+    for i in range(40)
 )
 
 

@@ -119,7 +119,13 @@ def search(
     method: Annotated[
         str, typer.Option(help="Retrieval method: hybrid, bm25, dense or colbert.")
     ] = "hybrid",
-    rerank: Annotated[bool, typer.Option(help="Re-rank the hits with the chat model.")] = False,
+    rerank: Annotated[
+        bool,
+        typer.Option(
+            help="Let the chat model pick among the top 10; its pick is fused with the"
+            " retrieval scores and only breaks near-ties (small models rarely beat retrieval)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Rank the indexed tables for a question."""
