@@ -75,6 +75,39 @@ def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
     return fixed if fixed != sql else None
 
 
+def _squash(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name.lower())
+
+
+def fix_column_names(sql: str, error: str, known: set[str]) -> str | None:
+    """Replace a column name DuckDB could not find by the one column it nearly spells.
+
+    Small models copy headers with spacing or punctuation slips
+    (``"State/Province"`` for ``"State/ Province"``, ``no_of_titles`` for
+    ``"No. of titles"``). When the missing name equals exactly one known
+    column once case, spaces and punctuation are ignored, every occurrence
+    (quoted, or bare outside string literals) is replaced by the quoted real
+    name. Returns the fixed SQL or None.
+    """
+    m = _MISSING_COLUMN.search(error)
+    if not m:
+        return None
+    name = m.group(1).replace('""', '"')
+    matches = {k for k in known if _squash(k) == _squash(name) and k != name}
+    if len(matches) != 1 or not _squash(name):
+        return None
+    real = quote_ident(matches.pop())
+    fixed = sql.replace(quote_ident(name), real)
+    if fixed == sql and re.fullmatch(r"[A-Za-z_]\w*", name):
+        # A bare identifier: replace it outside '...' literals and "..." identifiers.
+        parts = re.split(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", sql)
+        bare = re.compile(rf"\b{re.escape(name)}\b", re.I)
+        fixed = "".join(
+            part if i % 2 else bare.sub(lambda _: real, part) for i, part in enumerate(parts)
+        )
+    return fixed if fixed != sql else None
+
+
 class SQLSolver:
     """Answer a question with one SQL query, retried with the error on failure.
 
@@ -202,8 +235,8 @@ class SQLSolver:
     def _run(
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
-        """Run ``sql``, fixing double-quoted string values DuckDB took for columns
-        and unescaped apostrophes in string literals.
+        """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
+        near-miss column names and unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -214,7 +247,9 @@ class SQLSolver:
         for _ in range(5):
             if result.ok or result.error is None:
                 break
-            fixed = quote_literals(current, result.error, known)
+            fixed = quote_literals(current, result.error, known) or fix_column_names(
+                current, result.error, known
+            )
             if fixed is None and "syntax" in result.error.lower():
                 fixed = fix_sql_apostrophes(current)
             if fixed is None:

@@ -10,7 +10,7 @@ import pytest
 from fakes import ScriptedChatModel
 
 from tablerag_agents.solve.base import SolverContext
-from tablerag_agents.solve.sql import SQLSolver, extract_sql, quote_literals
+from tablerag_agents.solve.sql import SQLSolver, extract_sql, fix_column_names, quote_literals
 from tablerag_agents.solve.sql_engine import (
     SafeDuckDB,
     SQLRejectedError,
@@ -192,6 +192,36 @@ def test_quote_literals_only_in_comparisons() -> None:
         quote_literals('SELECT 1 FROM t WHERE "City" ILIKE "Lyon"', err, {"City"})
         == "SELECT 1 FROM t WHERE \"City\" ILIKE 'Lyon'"
     )
+
+
+def test_near_miss_column_names_are_fixed(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        ["```sql\nSELECT year FROM t WHERE \"RegularSeason\" = '2nd, Pacific'\n```"]
+    )
+    result = SQLSolver(model).solve("which year were they 2nd in the Pacific?", seasons)
+    assert result.answer == "2002" and result.iterations == 1
+    assert result.trace[0].code == "SELECT year FROM t WHERE \"Regular Season\" = '2nd, Pacific'"
+
+
+def test_fix_column_names_cases() -> None:
+    known = {"State/ Province", "No. of titles", "Name", "Year", "year_"}
+    err = 'Referenced column "{}" not found'.format
+    assert (
+        fix_column_names('SELECT "State/Province" FROM t', err("State/Province"), known)
+        == 'SELECT "State/ Province" FROM t'
+    )
+    # A bare name is replaced outside literals only.
+    assert (
+        fix_column_names(
+            "SELECT SUM(no_of_titles) FROM t WHERE Name = 'no_of_titles'",
+            err("no_of_titles"),
+            known,
+        )
+        == "SELECT SUM(\"No. of titles\") FROM t WHERE Name = 'no_of_titles'"
+    )
+    assert fix_column_names('SELECT "Yeer" FROM t', err("Yeer"), known) is None  # no match
+    assert fix_column_names('SELECT "YEAR" FROM t', err("YEAR"), known) is None  # two match
+    assert fix_column_names('SELECT "x" FROM t', "Parser Error: near x", known) is None
 
 
 def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
