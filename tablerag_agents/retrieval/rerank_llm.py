@@ -88,10 +88,11 @@ def ask_llm_ranking(
     """Ask ``model`` which of ``texts`` answer ``question``; return the positions it names.
 
     Only the named positions come back, best first (often just one); an
-    unparseable reply gives ``[]``. Model errors are not swallowed.
+    unparseable reply, or fewer than two texts (nothing to ask), gives ``[]``.
+    Model errors are not swallowed.
     """
     if len(texts) <= 1:
-        return list(range(len(texts)))
+        return []
     prompt = format_rerank_prompt(question, texts, max_chars=max_chars, template=template)
     reply = model.invoke([HumanMessage(content=prompt)])
     content = reply.content if isinstance(reply.content, str) else str(reply.content)

@@ -94,3 +94,10 @@ def test_top_n_leaves_the_tail_alone():
     out = LLMReranker(model, top_n=2, weight=None).rerank("q", hits)
     assert [h.id for h in out] == ["y", "x", "z"]
     assert out[1].score > out[2].score == 3.0
+
+
+def test_single_candidate_is_not_sent_to_the_model():
+    model = FakeListChatModel(responses=["1"])
+    out = rerank_with_llm(model, "q", CANDIDATES[:1])
+    assert [h.table_id for h in out] == ["a"] and "llm_rank" not in out[0].metadata
+    assert model.i == 0  # the scripted reply was never consumed
