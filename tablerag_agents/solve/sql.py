@@ -79,13 +79,13 @@ def _squash(name: str) -> str:
     return re.sub(r"[\W_]+", "", name.lower())
 
 
-def fix_column_names(sql: str, error: str, known: set[str]) -> str | None:
+def fix_column_names(sql: str, error: str, columns: set[str]) -> str | None:
     """Replace a column name DuckDB could not find by the one column it nearly spells.
 
     Small models copy headers with spacing or punctuation slips
     (``"State/Province"`` for ``"State/ Province"``, ``no_of_titles`` for
-    ``"No. of titles"``). When the missing name equals exactly one known
-    column once case, spaces and punctuation are ignored, every occurrence
+    ``"No. of titles"``). When the missing name equals exactly one of
+    ``columns`` once case, spaces and punctuation are ignored, every occurrence
     (quoted, or bare outside string literals) is replaced by the quoted real
     name. Returns the fixed SQL or None.
     """
@@ -93,7 +93,7 @@ def fix_column_names(sql: str, error: str, known: set[str]) -> str | None:
     if not m:
         return None
     name = m.group(1).replace('""', '"')
-    matches = {k for k in known if _squash(k) == _squash(name) and k != name}
+    matches = {c for c in columns if _squash(c) == _squash(name) and c != name}
     if len(matches) != 1 or not _squash(name):
         return None
     real = quote_ident(matches.pop())
@@ -241,14 +241,16 @@ class SQLSolver:
         Returns:
             The result and the SQL that produced it (fixed or not).
         """
-        known = {str(c) for frame in tables.values() for c in frame.columns} | set(tables)
+        columns = {str(c) for frame in tables.values() for c in frame.columns}
+        known = columns | set(tables)
         result = engine.run(sql)
         current = sql
         for _ in range(5):
             if result.ok or result.error is None:
                 break
+            # Only columns are candidates for a misspelt column (never a table name).
             fixed = quote_literals(current, result.error, known) or fix_column_names(
-                current, result.error, known
+                current, result.error, columns
             )
             if fixed is None and "syntax" in result.error.lower():
                 fixed = fix_sql_apostrophes(current)
