@@ -4,8 +4,9 @@ Runs ReadTable (whole table in the prompt), PyReAct, SQL and process_df on the
 same fixed-seed sample of WTQ questions, question by question (so every solver
 sees the same machine load), and reports accuracy, exception rate, mean
 iterations, tokens and seconds per question, plus a majority-vote ensemble of
-the code solvers. Per-question records go to a JSONL file as they finish; a
-rerun resumes from it.
+the code solvers and a fallback chain (``--chain``: the next solver runs only
+when the previous one gave no answer, or an empty/0 one). Per-question records
+go to a JSONL file as they finish; a rerun resumes from it.
 
     python bench/solvers_wtq.py                          # 30 questions, seed 0
     python bench/solvers_wtq.py --seed 1 --exclude-seed 0 --name solvers_wtq_dev
@@ -38,6 +39,7 @@ from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve import (
+    FallbackSolver,
     ProcessDfSolver,
     PyReActSolver,
     ReadTableSolver,
@@ -45,9 +47,18 @@ from tablerag_agents.solve import (
     SolverResult,
     SQLSolver,
 )
+from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS
 
 REPO = Path(__file__).resolve().parent.parent
-ALL_SOLVERS = ("read_table", "pyreact", "sql", "process_df", "process_df_sc", "pyreact_nocache")
+ALL_SOLVERS = (
+    "read_table",
+    "pyreact",
+    "sql",
+    "process_df",
+    "process_df_sc",
+    "pyreact_nocache",
+    "fallback",
+)
 NO_CACHE = {"cache_prompt": False}
 
 
@@ -70,9 +81,20 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--max-iterations", type=int, default=5, help="PyReAct action limit")
     ap.add_argument("--samples", type=int, default=5, help="functions voted in process_df_sc")
     ap.add_argument(
+        "--chain",
+        default="sql,process_df,read_table",
+        help="solvers the `fallback` solver tries in order until one gives a non-empty answer",
+    )
+    ap.add_argument(
         "--ensemble",
         default="pyreact,process_df,sql",
         help="solvers whose answers are majority-voted (ties: first listed)",
+    )
+    ap.add_argument(
+        "--full-table-tokens",
+        type=int,
+        default=DEFAULT_FULL_TABLE_TOKENS,
+        help="code solvers see every row when the table fits in this many tokens (0: first rows)",
     )
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
     ap.add_argument(
@@ -97,25 +119,29 @@ def build_solvers(names: list[str], args: argparse.Namespace) -> dict[str, Any]:
     if args.no_prefix_cache:
         model = model.bind(extra_body=NO_CACHE)
     sandbox = Sandbox()
-    made: dict[str, Any] = {}
-    for name in names:
-        if name == "read_table":
-            made[name] = ReadTableSolver(model, context_tokens=settings.n_ctx)
-        elif name == "pyreact":
-            made[name] = PyReActSolver(model, sandbox, max_iterations=args.max_iterations)
-        elif name == "pyreact_nocache":
-            made[name] = PyReActSolver(
-                model.bind(extra_body=NO_CACHE), sandbox, max_iterations=args.max_iterations
-            )
-        elif name == "sql":
-            made[name] = SQLSolver(model)
-        elif name == "process_df":
-            made[name] = ProcessDfSolver(model, sandbox)
-        elif name == "process_df_sc":
-            made[name] = ProcessDfSolver(model, sandbox, samples=args.samples)
-        else:
-            raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
+    made = {name: make_solver(name, args, model, sandbox, settings) for name in names}
     return made
+
+
+def make_solver(
+    name: str, args: argparse.Namespace, model: Any, sandbox: Sandbox, settings: Settings
+) -> Any:
+    """One solver of the comparison by its name."""
+    view = {"full_table_tokens": args.full_table_tokens}
+    if name == "read_table":
+        return ReadTableSolver(model, context_tokens=settings.n_ctx)
+    if name in ("pyreact", "pyreact_nocache"):
+        chat = model.bind(extra_body=NO_CACHE) if name == "pyreact_nocache" else model
+        return PyReActSolver(chat, sandbox, max_iterations=args.max_iterations, **view)
+    if name == "sql":
+        return SQLSolver(model, **view)
+    if name in ("process_df", "process_df_sc"):
+        samples = args.samples if name == "process_df_sc" else 1
+        return ProcessDfSolver(model, sandbox, samples=samples, **view)
+    if name == "fallback":
+        chain = [make_solver(n, args, model, sandbox, settings) for n in args.chain.split(",")]
+        return FallbackSolver(chain)
+    raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
 
 
 def record_of(ex: QAExample, solver: str, res: SolverResult, root: Path) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable.
+"""Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable
+and a fallback chain of them.
 
 Each takes a :class:`SolverContext` (or a question and one DataFrame) and
 returns a :class:`SolverResult` with the short answer, a sentence, the cited
@@ -13,6 +14,7 @@ from tablerag_agents.solve.base import (
     SolverResult,
     TraceStep,
 )
+from tablerag_agents.solve.fallback import FallbackSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
 from tablerag_agents.solve.read_table import ReadTableSolver
@@ -21,6 +23,7 @@ from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLRejectedError, SQLRe
 
 __all__ = [
     "CitedCell",
+    "FallbackSolver",
     "ProcessDfSolver",
     "Provenance",
     "PyReActSolver",

@@ -169,6 +169,8 @@ class SolverResult(BaseModel):
     """How many executed code snippets raised an exception."""
     truncated: bool = False
     """True when the table had to be cut to fit the prompt."""
+    tried: list[str] = Field(default_factory=list)
+    """Solvers a :class:`FallbackSolver` ran, in order (empty for a single solver)."""
 
     @property
     def ok(self) -> bool:

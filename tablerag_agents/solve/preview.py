@@ -7,10 +7,13 @@ import re
 import numpy as np
 import pandas as pd
 
+from tablerag_agents.index.tokens import count_tokens
 from tablerag_agents.tables.values import column_kind
 
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
 _NUMERIC = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
+# Solvers show the whole table when it renders in this many tokens or fewer.
+DEFAULT_FULL_TABLE_TOKENS = 1000
 _STRIP = str.maketrans("", "", "$£€¥%\u00a0 ")
 
 
@@ -94,8 +97,9 @@ def describe_table(
     head_rows: int = 8,
     max_chars: int = 40,
     quote: str = "'",
+    full_table_tokens: int = 0,
 ) -> str:
-    """Describe a table for a code-writing prompt: size, columns with dtypes, first rows.
+    """Describe a table for a code-writing prompt: size, columns with dtypes, rows.
 
     Args:
         df: The table.
@@ -103,12 +107,19 @@ def describe_table(
         head_rows: How many first rows to show.
         max_chars: Longer cells are cut.
         quote: Quote character for column names (``'`` for Python, ``"`` for SQL).
+        full_table_tokens: Show every row instead when they fit in this many
+            tokens (0: never), so the model sees how all the values are written.
     """
     cols = ", ".join(f"{quote}{c}{quote} ({dtype_name(df[c])})" for c in df.columns)
     parts = [
         f"`{name}` has {len(df)} rows and {len(df.columns)} columns.",
         f"Columns: {cols}",
     ]
+    if full_table_tokens > 0 and len(df) > head_rows:
+        whole = markdown_rows(df, max_chars=max_chars)
+        if count_tokens(whole) <= full_table_tokens:
+            parts.append(f"All rows:\n{whole}")
+            return "\n".join(parts)
     if head_rows > 0 and len(df):
         shown = min(head_rows, len(df))
         label = "All rows" if shown == len(df) else f"First {shown} rows"
@@ -123,15 +134,25 @@ def context_block(
     *,
     head_rows: int = 8,
     quote: str = "'",
+    full_table_tokens: int = 0,
 ) -> tuple[str, str]:
     """Return ``(tables text, extra text)`` for a solver prompt.
 
-    The first table is described with ``head_rows`` rows, others with three;
+    The first table is described with ``head_rows`` rows (or all of them when
+    they fit in ``full_table_tokens``), others with three;
     ``extra`` (schema, retrieved cells, clarifications) and a filtered
     ``sub_table`` go in the second part.
     """
     names = list(tables)
-    parts = [describe_table(tables[names[0]], name=names[0], head_rows=head_rows, quote=quote)]
+    parts = [
+        describe_table(
+            tables[names[0]],
+            name=names[0],
+            head_rows=head_rows,
+            quote=quote,
+            full_table_tokens=full_table_tokens,
+        )
+    ]
     parts += [describe_table(tables[n], name=n, head_rows=3, quote=quote) for n in names[1:]]
     extra = extra.strip()
     if sub_table is not None and not sub_table.empty:

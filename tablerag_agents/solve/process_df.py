@@ -21,7 +21,11 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
-from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.preview import (
+    DEFAULT_FULL_TABLE_TOKENS,
+    clean_numbers,
+    context_block,
+)
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.solve.runtime import (
     QUIET,
@@ -90,7 +94,8 @@ class ProcessDfSolver:
         model: Chat model writing the function.
         sandbox: Where it runs (a fresh namespace per run).
         repair: After an exception, show the error and let the model fix it once.
-        head_rows: Rows shown in the prompt.
+        head_rows: Rows shown in the prompt when the whole table does not fit.
+        full_table_tokens: Show every row when the table fits in this many tokens.
         clean: Convert number-like text columns to numbers first.
         exec_timeout_s: Time limit of one run.
         retry_temperature: Sampling temperature of the repair call (None: the model's).
@@ -110,6 +115,7 @@ class ProcessDfSolver:
         *,
         repair: bool = True,
         head_rows: int = 8,
+        full_table_tokens: int = DEFAULT_FULL_TABLE_TOKENS,
         clean: bool = True,
         exec_timeout_s: float = 10.0,
         retry_temperature: float | None = 0.6,
@@ -122,6 +128,7 @@ class ProcessDfSolver:
         self.sandbox = sandbox
         self.repair = repair
         self.head_rows = head_rows
+        self.full_table_tokens = full_table_tokens
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
         self.retry_temperature = retry_temperature
@@ -133,7 +140,11 @@ class ProcessDfSolver:
 
     def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
         table, extra = context_block(
-            tables, ctx.extra_text(), ctx.sub_table, head_rows=self.head_rows
+            tables,
+            ctx.extra_text(),
+            ctx.sub_table,
+            head_rows=self.head_rows,
+            full_table_tokens=self.full_table_tokens,
         )
         user = load_prompt("process_df_user").format(
             table=table, extra=extra, question=ctx.question

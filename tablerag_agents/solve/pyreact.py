@@ -23,7 +23,11 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.preview import (
+    DEFAULT_FULL_TABLE_TOKENS,
+    clean_numbers,
+    context_block,
+)
 from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
 from tablerag_agents.solve.runtime import QUIET, RunRecorder
 
@@ -54,7 +58,8 @@ class PyReActSolver:
         sandbox: Where the code runs (one session per question).
         max_iterations: Maximum code actions per question.
         mode: ``auto``, ``text`` (ReAct text) or ``tools`` (native tool calls).
-        head_rows: Rows of the table shown in the prompt.
+        head_rows: Rows shown in the prompt when the whole table does not fit.
+        full_table_tokens: Show every row when the table fits in this many tokens.
         clean: Convert number-like text columns to numbers before solving.
         exec_timeout_s: Time limit per code run.
         max_observation_chars: Longest observation fed back to the model.
@@ -71,6 +76,7 @@ class PyReActSolver:
         max_iterations: int = 5,
         mode: Mode = "auto",
         head_rows: int = 8,
+        full_table_tokens: int = DEFAULT_FULL_TABLE_TOKENS,
         clean: bool = True,
         exec_timeout_s: float = 10.0,
         max_observation_chars: int = 1200,
@@ -84,6 +90,7 @@ class PyReActSolver:
         self.max_iterations = max_iterations
         self.mode: Mode = mode
         self.head_rows = head_rows
+        self.full_table_tokens = full_table_tokens
         self.clean = clean
         self.exec_timeout_s = exec_timeout_s
         self.max_observation_chars = max_observation_chars
@@ -98,7 +105,11 @@ class PyReActSolver:
 
     def _user_prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> str:
         table, extra = context_block(
-            tables, ctx.extra_text(), ctx.sub_table, head_rows=self.head_rows
+            tables,
+            ctx.extra_text(),
+            ctx.sub_table,
+            head_rows=self.head_rows,
+            full_table_tokens=self.full_table_tokens,
         )
         text = load_prompt("pyreact_user").format(table=table, extra=extra, question=ctx.question)
         return text.replace("\n\n", "\n")

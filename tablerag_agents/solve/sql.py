@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import pandas as pd
@@ -15,7 +14,11 @@ from tablerag_agents.solve.answer import answer_column_items, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.parsing import extract_code
-from tablerag_agents.solve.preview import clean_numbers, context_block
+from tablerag_agents.solve.preview import (
+    DEFAULT_FULL_TABLE_TOKENS,
+    clean_numbers,
+    context_block,
+)
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.runtime import (
     RunRecorder,
@@ -23,7 +26,8 @@ from tablerag_agents.solve.runtime import (
     call_model,
     retry_model,
 )
-from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, quote_ident, sql_column_names
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
+from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
 
 logger = logging.getLogger(__name__)
 
@@ -44,70 +48,6 @@ def extract_sql(text: str) -> str | None:
     return None
 
 
-_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
-
-
-def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
-    """Fix a string value written in double quotes (read by SQL as a column name).
-
-    Small models often write ``WHERE "City" = "Paris"``. When DuckDB reports
-    that column ``"Paris"`` does not exist, no table has such a column, and it
-    appears as a compared value (after ``=``, ``<>``, ``LIKE``... or in an
-    ``IN (...)`` list), it is re-quoted as ``'Paris'``. A made-up column in the
-    SELECT list is left alone (it must stay an error). Returns the fixed SQL or None.
-    """
-    m = _MISSING_COLUMN.search(error)
-    if not m:
-        return None
-    name = m.group(1).replace('""', '"')
-    if name.lower() in {k.lower() for k in known}:
-        return None
-    quoted = re.escape(quote_ident(name))
-    literal = "'" + name.replace("'", "''") + "'"
-    after_op = re.compile(r"((?:=|<>|!=|<=|>=|<|>|\bI?LIKE|\bIS)\s*)" + quoted, re.I)
-    fixed = after_op.sub(lambda mm: mm.group(1) + literal, sql)
-    fixed = re.sub(
-        r"\bIN\s*\([^()]*\)",
-        lambda mm: re.sub(quoted, lambda _: literal, mm.group(0)),
-        fixed,
-        flags=re.I,
-    )
-    return fixed if fixed != sql else None
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[\W_]+", "", name.lower())
-
-
-def fix_column_names(sql: str, error: str, columns: set[str]) -> str | None:
-    """Replace a column name DuckDB could not find by the one column it nearly spells.
-
-    Small models copy headers with spacing or punctuation slips
-    (``"State/Province"`` for ``"State/ Province"``, ``no_of_titles`` for
-    ``"No. of titles"``). When the missing name equals exactly one of
-    ``columns`` once case, spaces and punctuation are ignored, every occurrence
-    (quoted, or bare outside string literals) is replaced by the quoted real
-    name. Returns the fixed SQL or None.
-    """
-    m = _MISSING_COLUMN.search(error)
-    if not m:
-        return None
-    name = m.group(1).replace('""', '"')
-    matches = {c for c in columns if _squash(c) == _squash(name) and c != name}
-    if len(matches) != 1 or not _squash(name):
-        return None
-    real = quote_ident(matches.pop())
-    fixed = sql.replace(quote_ident(name), real)
-    if fixed == sql and re.fullmatch(r"[A-Za-z_]\w*", name):
-        # A bare identifier: replace it outside '...' literals and "..." identifiers.
-        parts = re.split(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", sql)
-        bare = re.compile(rf"\b{re.escape(name)}\b", re.I)
-        fixed = "".join(
-            part if i % 2 else bare.sub(lambda _: real, part) for i, part in enumerate(parts)
-        )
-    return fixed if fixed != sql else None
-
-
 class SQLSolver:
     """Answer a question with one SQL query, retried with the error on failure.
 
@@ -115,7 +55,8 @@ class SQLSolver:
         model: Chat model writing the SQL.
         max_retries: Extra attempts after a failed (or empty) query.
         retry_on_empty: Treat an empty result as a failure worth one more try.
-        head_rows: Rows shown in the prompt.
+        head_rows: Rows shown in the prompt when the whole table does not fit.
+        full_table_tokens: Show every row when the table fits in this many tokens.
         clean: Convert number-like text columns to numbers first.
         timeout_s: Per-query time limit.
         retry_temperature: Sampling temperature of the retries (None: the model's).
@@ -131,6 +72,7 @@ class SQLSolver:
         max_retries: int = 2,
         retry_on_empty: bool = True,
         head_rows: int = 8,
+        full_table_tokens: int = DEFAULT_FULL_TABLE_TOKENS,
         clean: bool = True,
         timeout_s: float = 5.0,
         retry_temperature: float | None = 0.6,
@@ -141,6 +83,7 @@ class SQLSolver:
         self.max_retries = max_retries
         self.retry_on_empty = retry_on_empty
         self.head_rows = head_rows
+        self.full_table_tokens = full_table_tokens
         self.clean = clean
         self.timeout_s = timeout_s
         self.retry_temperature = retry_temperature
@@ -157,7 +100,12 @@ class SQLSolver:
 
     def _prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
         table, extra = context_block(
-            tables, ctx.extra_text(), ctx.sub_table, head_rows=self.head_rows, quote='"'
+            tables,
+            ctx.extra_text(),
+            ctx.sub_table,
+            head_rows=self.head_rows,
+            full_table_tokens=self.full_table_tokens,
+            quote='"',
         )
         user = load_prompt("sql_user").format(table=table, extra=extra, question=ctx.question)
         return [
@@ -236,12 +184,19 @@ class SQLSolver:
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
-        near-miss column names and unescaped apostrophes in string literals.
+        near-miss column names, arithmetic on number-like text columns and
+        unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
         """
         columns = {str(c) for frame in tables.values() for c in frame.columns}
+        text_columns = {
+            str(c)
+            for frame in tables.values()
+            for c in frame.columns
+            if not pd.api.types.is_numeric_dtype(frame[c])
+        }
         known = columns | set(tables)
         result = engine.run(sql)
         current = sql
@@ -249,8 +204,10 @@ class SQLSolver:
             if result.ok or result.error is None:
                 break
             # Only columns are candidates for a misspelt column (never a table name).
-            fixed = quote_literals(current, result.error, known) or fix_column_names(
-                current, result.error, columns
+            fixed = (
+                quote_literals(current, result.error, known)
+                or fix_column_names(current, result.error, columns)
+                or cast_text_numbers(current, result.error, text_columns)
             )
             if fixed is None and "syntax" in result.error.lower():
                 fixed = fix_sql_apostrophes(current)

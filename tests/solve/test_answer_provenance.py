@@ -118,6 +118,16 @@ def test_clean_numbers_and_describe() -> None:
     assert '"Att" (str)' in sql and "All rows" in sql
 
 
+def test_whole_table_is_shown_when_it_fits() -> None:
+    df = pd.DataFrame({"Team": [f"club {i}" for i in range(30)], "Pts": list(range(30))})
+    small = describe_table(df, head_rows=8, full_table_tokens=1000)
+    assert "All rows:" in small and "| club 29 | 29 |" in small
+    # Over the budget (or with the option off) only the first rows are shown.
+    for budget in (50, 0):
+        head = describe_table(df, head_rows=8, full_table_tokens=budget)
+        assert "First 8 rows" in head and "club 8 " not in head
+
+
 def test_context_block_and_names() -> None:
     df = _table()
     ctx = SolverContext(question="q", tables={"main": df, "pd": df}, caption="Cup")

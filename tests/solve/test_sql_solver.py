@@ -10,13 +10,14 @@ import pytest
 from fakes import ScriptedChatModel
 
 from tablerag_agents.solve.base import SolverContext
-from tablerag_agents.solve.sql import SQLSolver, extract_sql, fix_column_names, quote_literals
+from tablerag_agents.solve.sql import SQLSolver, extract_sql
 from tablerag_agents.solve.sql_engine import (
     SafeDuckDB,
     SQLRejectedError,
     check_read_only,
     sql_column_names,
 )
+from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
 
 
 def test_sql_solver_answers_and_cites(seasons: pd.DataFrame) -> None:
@@ -229,6 +230,51 @@ def test_fix_column_names_cases() -> None:
     assert fix_column_names('SELECT "Yeer" FROM t', err("Yeer"), known) is None  # no match
     assert fix_column_names('SELECT "YEAR" FROM t', err("YEAR"), known) is None  # two match
     assert fix_column_names('SELECT "x" FROM t', "Parser Error: near x", known) is None
+
+
+TYPE_ERROR = "Binder Error: Cannot compare values of type VARCHAR and type INTEGER_LITERAL"
+
+
+@pytest.mark.parametrize(
+    ("written", "rows"),
+    [
+        ('SELECT COUNT(*) FROM t WHERE "Seats" > 100', [(2,)]),
+        ('SELECT "Party" FROM t WHERE 100 < "Seats" ORDER BY 1', [("Blue",), ("Red",)]),
+        ("SELECT SUM(Seats) FROM t", [(1340.0,)]),
+        ('SELECT MAX("Seats") - MIN("Seats") FROM t', [(1180.0,)]),
+        ('SELECT "Party" FROM t WHERE "Seats" BETWEEN 1000 AND 2000', [("Red",)]),
+    ],
+)
+def test_cast_text_numbers_makes_arithmetic_run(written: str, rows: list[tuple]) -> None:
+    frame = pd.DataFrame(
+        {"Party": ["Red", "Blue", "Green", "Grey"], "Seats": ["1,200", "120 (3)", "N/A", "20"]}
+    )
+    con = duckdb.connect()
+    con.register("t", frame)
+    with pytest.raises(duckdb.Error) as err:
+        con.execute(written).fetchall()
+    fixed = cast_text_numbers(written, str(err.value), {"Party", "Seats"})
+    assert fixed is not None and "TRY_CAST" in fixed
+    assert con.execute(fixed).fetchall() == rows
+
+
+def test_cast_text_numbers_leaves_text_uses_alone() -> None:
+    cols = {"Party", "Seats"}
+    # Not a type error, or no numeric use of a text column: nothing to fix.
+    assert cast_text_numbers('SELECT SUM("Seats") FROM t', "Parser Error: x", cols) is None
+    sql = 'SELECT "Party" FROM t WHERE "Seats" = \'N/A\' AND "Party" = "Seats"'
+    assert cast_text_numbers(sql, TYPE_ERROR, cols) is None
+    # Column names inside a string literal are not touched.
+    fixed = cast_text_numbers("SELECT 'Seats' FROM t WHERE Seats < 5", TYPE_ERROR, cols)
+    assert fixed is not None and fixed.startswith("SELECT 'Seats' FROM t WHERE TRY_CAST(")
+
+
+def test_sum_of_a_number_like_text_column_runs_without_a_retry() -> None:
+    frame = pd.DataFrame({"Club": ["A", "B", "C"], "Titles": ["3", "2 (1 shared)", "—"]})
+    model = ScriptedChatModel(['```sql\nSELECT SUM("Titles") FROM t\n```'])
+    result = SQLSolver(model).solve("how many titles in total?", frame)
+    assert result.answer == "5" and result.iterations == 1 and model.remaining == 0
+    assert "TRY_CAST" in result.trace[0].code
 
 
 def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
