@@ -54,6 +54,7 @@ ALL_SOLVERS = (
     "read_table",
     "pyreact",
     "sql",
+    "sql_sc",
     "process_df",
     "process_df_sc",
     "pyreact_nocache",
@@ -79,7 +80,9 @@ def parse_args() -> argparse.Namespace:
         help=f"comma-separated, from {','.join(ALL_SOLVERS)}",
     )
     ap.add_argument("--max-iterations", type=int, default=5, help="PyReAct action limit")
-    ap.add_argument("--samples", type=int, default=5, help="functions voted in process_df_sc")
+    ap.add_argument(
+        "--samples", type=int, default=5, help="programs voted in process_df_sc and sql_sc"
+    )
     ap.add_argument(
         "--chain",
         default="sql,process_df,read_table",
@@ -133,8 +136,9 @@ def make_solver(
     if name in ("pyreact", "pyreact_nocache"):
         chat = model.bind(extra_body=NO_CACHE) if name == "pyreact_nocache" else model
         return PyReActSolver(chat, sandbox, max_iterations=args.max_iterations, **view)
-    if name == "sql":
-        return SQLSolver(model, **view)
+    if name in ("sql", "sql_sc"):
+        samples = args.samples if name == "sql_sc" else 1
+        return SQLSolver(model, samples=samples, **view)
     if name in ("process_df", "process_df_sc"):
         samples = args.samples if name == "process_df_sc" else 1
         return ProcessDfSolver(model, sandbox, samples=samples, **view)

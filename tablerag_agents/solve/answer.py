@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tablerag_agents.evaluation.normalize import normalize_value
+from tablerag_agents.evaluation.normalize import answer_key, normalize_value
 from tablerag_agents.solve.base import CitedCell, Provenance, frame_records
+from tablerag_agents.solve.grounding import looks_empty
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +111,25 @@ def answer_column_items(value: Any, question: str, columns: Iterable[str] = ()) 
     if len(wanted) != 1:
         return None
     return value_to_items(value[wanted[0]].tolist())
+
+
+def majority_index(answers: Sequence[Sequence[str]]) -> int | None:
+    """Index of the answer most runs agree on (compared after normalisation).
+
+    Real answers outvote empty ones (``0``, ``None``, NaN: what a filter that
+    matched nothing gives); the earliest answer wins ties. None if there is no
+    answer at all.
+    """
+
+    def real(items: Sequence[str]) -> bool:
+        return bool(items) and not all(looks_empty(i) for i in items)
+
+    pool = [i for i, a in enumerate(answers) if real(a)] or [i for i, a in enumerate(answers) if a]
+    if not pool:
+        return None
+    votes = Counter(answer_key(answers[i]) for i in pool)
+    top = max(votes.values())
+    return next(i for i in pool if votes[answer_key(answers[i])] == top)
 
 
 def join_items(items: Iterable[str]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,10 +12,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
-from tablerag_agents.solve.answer import answer_column_items, value_to_items
+from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
@@ -246,7 +244,8 @@ class ProcessDfSolver:
         return first if suspicious and (not second.ok or second.empty) else second
 
     def _vote(self, rec: RunRecorder, attempts: list[Attempt]) -> tuple[Attempt, list[str] | None]:
-        """Majority vote over the answers of the successful runs (first run wins ties).
+        """Majority vote over the answers of the successful runs (first run wins ties,
+        real answers outvote empty or 0 ones).
 
         A result that is not answer-shaped (e.g. a wide table) is read by the
         model, but only for the first successful run, to bound the cost.
@@ -264,9 +263,7 @@ class ProcessDfSolver:
                     items = answer_from_result(self.model, rec, observation_text(attempt.result))
             if items:
                 answered.append((attempt, items))
-        if not answered:
-            fallback = next(a for a in attempts if a.ok)
-            return fallback, None
-        votes = Counter(answer_key(items) for _, items in answered)
-        top = max(votes.values())
-        return next((a, i) for a, i in answered if votes[answer_key(i)] == top)
+        best = majority_index([items for _, items in answered])
+        if best is None:
+            return next(a for a in attempts if a.ok), None
+        return answered[best]

@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from tablerag_agents.prompts import load_prompt
-from tablerag_agents.solve.answer import answer_column_items, value_to_items
+from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.parsing import extract_code
@@ -25,6 +25,7 @@ from tablerag_agents.solve.runtime import (
     answer_from_result,
     call_model,
     retry_model,
+    sample_replies,
 )
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
@@ -60,6 +61,10 @@ class SQLSolver:
         clean: Convert number-like text columns to numbers first.
         timeout_s: Per-query time limit.
         retry_temperature: Sampling temperature of the retries (None: the model's).
+        samples: Queries per question; above 1, ``samples - 1`` more are sampled at
+            ``sample_temperature``, all are run, and the answers are decided by
+            majority vote (execution-guided self-consistency).
+        sample_temperature: Temperature of those extra samples.
         explain_model: If set, writes the answer sentence (one more call).
     """
 
@@ -76,6 +81,8 @@ class SQLSolver:
         clean: bool = True,
         timeout_s: float = 5.0,
         retry_temperature: float | None = 0.6,
+        samples: int = 1,
+        sample_temperature: float = 0.7,
         explain_model: BaseChatModel | None = None,
     ) -> None:
         """Store the model and options."""
@@ -87,6 +94,10 @@ class SQLSolver:
         self.clean = clean
         self.timeout_s = timeout_s
         self.retry_temperature = retry_temperature
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
+        self.samples = samples
+        self.sample_temperature = sample_temperature
         self.explain_model = explain_model
 
     def _engine(self, ctx: SolverContext) -> tuple[SafeDuckDB, dict[str, pd.DataFrame]]:
@@ -118,7 +129,8 @@ class SQLSolver:
         ctx = as_context(question, df)
         engine, tables = self._engine(ctx)
         rec = RunRecorder(self.name, ctx)
-        messages = self._prompt(ctx, tables)
+        prompt = self._prompt(ctx, tables)
+        messages = list(prompt)
         last: SQLResult | None = None
         sql = ""
         # The last result with rows: a failed retry of a suspicious 0 must not lose it.
@@ -178,7 +190,51 @@ class SQLSolver:
             messages += [AIMessage(reply.text), HumanMessage(follow)]
         if kept is not None and (last is None or not last.ok or not last.rows):
             last, sql = kept
-        return self._finish(rec, last, sql)
+        if self.samples == 1:
+            return self._finish(rec, last, sql)
+        return self._vote(rec, prompt, engine, tables, last, sql)
+
+    def _vote(
+        self,
+        rec: RunRecorder,
+        prompt: list[BaseMessage],
+        engine: SafeDuckDB,
+        tables: dict[str, pd.DataFrame],
+        last: SQLResult | None,
+        sql: str,
+    ) -> SolverResult:
+        """Sample more queries for the first prompt, run them, and keep the majority answer."""
+        runs: list[tuple[SQLResult, str]] = [(last, sql)] if last is not None and last.ok else []
+        replies = sample_replies(self.model, prompt, self.samples - 1, self.sample_temperature)
+        for reply in replies:
+            query = extract_sql(reply.text)
+            if not query:
+                rec.add(reply, action="none", observation="no SQL found in the reply", ok=False)
+                continue
+            result, query = self._run(engine, query, tables)
+            rec.add(
+                reply,
+                action="sql",
+                code=query,
+                observation=result.observation(),
+                ok=result.ok,
+                exec_seconds=result.seconds,
+            )
+            if result.ok:
+                runs.append((result, query))
+        answers = [self._items(rec.context.question, r) or [] for r, _ in runs]
+        best = majority_index(answers)
+        if best is None:
+            return self._finish(rec, last, sql)
+        return self._finish(rec, *runs[best])
+
+    @staticmethod
+    def _items(question: str, result: SQLResult) -> list[str] | None:
+        """The answer items of a result with rows (None if it is not answer-shaped)."""
+        if not result.rows:
+            return None
+        frame = result.frame()
+        return answer_column_items(frame, question) or value_to_items(frame)
 
     def _run(
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
@@ -222,9 +278,7 @@ class SQLSolver:
             error = "no SQL produced" if last is None else f"SQL failed: {last.error}"
             return rec.finish(None, code=sql, error=error, iterations=iterations)
         frame = last.frame()
-        items: list[str] | None = None
-        if last.rows:
-            items = answer_column_items(frame, rec.context.question) or value_to_items(frame)
+        items = self._items(rec.context.question, last)
         if items is None and last.rows:
             items = answer_from_result(self.model, rec, last.observation())
         value: Any = frame

@@ -284,3 +284,33 @@ def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
     result = SQLSolver(model, max_retries=2).solve("when in MLS?", seasons)
     assert [s.observation for s in result.trace] == ["(no rows)", REPEATED]
     assert model.remaining == 0 and len(model.prompts) == 2  # stopped early, no third call
+
+
+def test_sql_self_consistency_keeps_the_majority_answer(seasons: pd.DataFrame) -> None:
+    lowest = 'SELECT "Year" FROM t ORDER BY "Avg. Attendance" LIMIT 1'
+    model = ScriptedChatModel(
+        [
+            'SELECT "Year" FROM t ORDER BY "Year" LIMIT 1',  # greedy: 2001
+            lowest,  # 2004
+            lowest.replace("LIMIT", "ASC LIMIT"),  # 2004 again, written differently
+            'SELECT "Year" FROM t WHERE "League" = \'MLS\'',  # no rows: no vote
+            "SELECT nope FROM t",  # an error: no vote
+        ]
+    )
+    result = SQLSolver(model, samples=5).solve("least attended year?", seasons)
+    assert result.answer == "2004" and model.remaining == 0
+    assert result.iterations == 5 and result.code_errors == 1
+    assert result.trace[-1].ok is False and "ASC LIMIT" not in result.trace[0].code
+    # The answer's provenance comes from the query that won the vote.
+    assert [(c.row, c.value) for c in result.provenance.cells] == [(3, "2004")]
+
+
+def test_majority_index_prefers_real_answers() -> None:
+    from tablerag_agents.solve.answer import majority_index
+
+    assert majority_index([["0"], ["0"], ["Lyon"]]) == 2
+    assert majority_index([["Nice"], ["Lyon"], ["lyon "]]) == 1
+    assert majority_index([["a", "b"], ["B", "A"], ["c"]]) == 0
+    assert majority_index([["0"], []]) == 0 and majority_index([[], []]) is None
+    with pytest.raises(ValueError, match="samples"):
+        SQLSolver(ScriptedChatModel([]), samples=0)
