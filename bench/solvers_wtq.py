@@ -3,12 +3,14 @@
 Runs ReadTable (whole table in the prompt), PyReAct, SQL and process_df on the
 same fixed-seed sample of WTQ questions, question by question (so every solver
 sees the same machine load), and reports accuracy, exception rate, mean
-iterations, tokens and seconds per question, plus a majority-vote ensemble of
-the code solvers and a fallback chain (``--chain``: the next solver runs only
-when the previous one gave no answer, or an empty/0 one). Per-question records
-go to a JSONL file as they finish; a rerun resumes from it.
+iterations, tokens and seconds per question. Two combinations are scored from
+the same runs (no extra model calls): ``fallback`` (``--chain``: the first
+solver with a non-empty, non-zero answer) and ``vote`` (``--vote``: the answer
+most runs agree on, counting every sampled program of the ``*_sc`` solvers).
+Per-question records go to a JSONL file as they finish; a rerun resumes from it.
 
     python bench/solvers_wtq.py                          # 30 questions, seed 0
+    python bench/solvers_wtq.py --solvers read_table,pyreact,sql,process_df,sql_sc,process_df_sc
     python bench/solvers_wtq.py --seed 1 --exclude-seed 0 --name solvers_wtq_dev
     python bench/solvers_wtq.py --solvers pyreact,pyreact_nocache --limit 10 \
         --name solvers_wtq_prefix_cache               # prefix cache on vs off
@@ -22,10 +24,11 @@ import logging
 import os
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.datasets import (
@@ -35,7 +38,6 @@ from tablerag_agents.evaluation.datasets import (
     sample_examples,
 )
 from tablerag_agents.evaluation.metrics import RunRecord, exact_match, summarize
-from tablerag_agents.evaluation.normalize import answer_key
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve import (
@@ -46,6 +48,7 @@ from tablerag_agents.solve import (
     SolverContext,
     SolverResult,
     SQLSolver,
+    VotingSolver,
 )
 from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS
 
@@ -58,7 +61,6 @@ ALL_SOLVERS = (
     "process_df",
     "process_df_sc",
     "pyreact_nocache",
-    "fallback",
 )
 NO_CACHE = {"cache_prompt": False}
 
@@ -86,12 +88,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--chain",
         default="sql,process_df,read_table",
-        help="solvers the `fallback` solver tries in order until one gives a non-empty answer",
+        help="`fallback` row: the first of these solvers with a non-empty answer",
     )
     ap.add_argument(
-        "--ensemble",
-        default="pyreact,process_df,sql",
-        help="solvers whose answers are majority-voted (ties: first listed)",
+        "--vote",
+        default="sql_sc,process_df_sc,read_table",
+        help="`vote` row: the answer with most runs behind it (ties: first listed)",
     )
     ap.add_argument(
         "--full-table-tokens",
@@ -118,7 +120,7 @@ def parse_args() -> argparse.Namespace:
 def build_solvers(names: list[str], args: argparse.Namespace) -> dict[str, Any]:
     """Create the solvers over one embedded model and one sandbox."""
     settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
-    model = get_chat_model(settings)
+    model: Any = get_chat_model(settings)
     if args.no_prefix_cache:
         model = model.bind(extra_body=NO_CACHE)
     sandbox = Sandbox()
@@ -142,9 +144,6 @@ def make_solver(
     if name in ("process_df", "process_df_sc"):
         samples = args.samples if name == "process_df_sc" else 1
         return ProcessDfSolver(model, sandbox, samples=samples, **view)
-    if name == "fallback":
-        chain = [make_solver(n, args, model, sandbox, settings) for n in args.chain.split(",")]
-        return FallbackSolver(chain)
     raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
 
 
@@ -167,6 +166,7 @@ def record_of(ex: QAExample, solver: str, res: SolverResult, root: Path) -> dict
         "output_tokens": res.output_tokens,
         "cached_tokens": res.cached_tokens,
         "seconds": round(res.seconds, 3),
+        "candidates": res.candidates,
         "truncated": res.truncated,
         "provenance": res.provenance.model_dump(),
         "trace": [s.model_dump() for s in res.trace],
@@ -184,39 +184,30 @@ def load_records(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return done
 
 
-def ensemble(records: list[dict[str, Any]], members: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Majority vote of the members' answers per question (ties: member order)."""
-    by_q: dict[str, dict[str, dict[str, Any]]] = {}
-    for rec in records:
-        by_q.setdefault(rec["id"], {})[rec["solver"]] = rec
-    out = []
-    for qid, recs in by_q.items():
-        present = [recs[m] for m in members if m in recs]
-        if len(present) < len(members):
-            continue
-        votes = Counter(answer_key(r["answer_items"]) for r in present if r["answer_items"])
-        best = None
-        if votes:
-            top = max(votes.values())
-            best = next(
-                r
-                for r in present
-                if r["answer_items"] and votes[answer_key(r["answer_items"])] == top
-            )
-        out.append(
-            {
-                "id": qid,
-                "solver": "ensemble",
-                "correct": bool(best and best["correct"]),
-                "error": best is None,
-                "exception": False,
-                "iterations": sum(r["iterations"] for r in present),
-                "input_tokens": sum(r["input_tokens"] for r in present),
-                "output_tokens": sum(r["output_tokens"] for r in present),
-                "seconds": sum(r["seconds"] for r in present),
-            }
-        )
-    return out
+class Replay:
+    """A solver that returns a recorded result, so combinations reuse member runs."""
+
+    def __init__(self, rec: dict[str, Any]) -> None:
+        """Rebuild the member's result from its JSONL record."""
+        self.name = rec["solver"]
+        fields = {k: rec[k] for k in SolverResult.model_fields if k in rec and k != "trace"}
+        self.result = SolverResult(**{**fields, "solver": self.name})
+
+    def solve(self, ctx: Any, df: Any = None) -> SolverResult:
+        """The recorded result."""
+        return self.result
+
+
+def combined_record(
+    combo: Any, members: list[dict[str, Any]], ex: QAExample, root: Path
+) -> dict[str, Any]:
+    """Run a FallbackSolver/VotingSolver over recorded member results: one record."""
+    res = combo.solve(SolverContext.from_df(ex.question, pd.DataFrame({"x": [0]})))
+    ran = set(res.tried)
+    res.seconds = sum(m["seconds"] for m in members if m["solver"] in ran)
+    rec = record_of(ex, combo.name, res, root)
+    rec["answered_by"] = res.solver.split(":", 1)[-1]
+    return rec
 
 
 def summary_rows(records: list[dict[str, Any]], order: list[str]) -> dict[str, dict[str, Any]]:
@@ -308,15 +299,21 @@ def main() -> None:
             future.result()
     ids = {ex.id for ex in sample}
     records = [r for (qid, s), r in done.items() if qid in ids and s in names]
-    members = tuple(m for m in args.ensemble.split(",") if m in names)
     order = list(names)
-    if len(members) >= 2:
-        records += ensemble(records, members)
-        order.append("ensemble")
+    combos = {"fallback": (FallbackSolver, args.chain), "vote": (VotingSolver, args.vote)}
+    for combo_name, (kind, spec) in combos.items():
+        members = [m for m in spec.split(",") if m]
+        if len(members) < 2 or not set(members) <= set(names):
+            continue
+        for ex in sample:
+            recs = [done[(ex.id, m)] for m in members]
+            combo = kind([Replay(r) for r in recs], name=combo_name)
+            records.append(combined_record(combo, recs, ex, args.tables_root))
+        order.append(combo_name)
     rows = summary_rows(records, order)
     title = f"WTQ {args.name}: {len(sample)} questions (seed {args.seed})"
     print_summary(rows, title)
-    code_rows = {k: v for k, v in rows.items() if k not in ("read_table", "ensemble")}
+    code_rows = {k: v for k, v in rows.items() if k != "read_table"}
     ratio = None
     if "read_table" in rows and code_rows and rows["read_table"]["accuracy"] > 0:
         best = max(code_rows.values(), key=lambda s: s["accuracy"])

@@ -1,5 +1,5 @@
 """Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable
-and a fallback chain of them.
+and two ways to combine them (a fallback chain, a vote).
 
 Each takes a :class:`SolverContext` (or a question and one DataFrame) and
 returns a :class:`SolverResult` with the short answer, a sentence, the cited
@@ -14,7 +14,7 @@ from tablerag_agents.solve.base import (
     SolverResult,
     TraceStep,
 )
-from tablerag_agents.solve.fallback import FallbackSolver
+from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
 from tablerag_agents.solve.read_table import ReadTableSolver
@@ -36,5 +36,6 @@ __all__ = [
     "SolverContext",
     "SolverResult",
     "TraceStep",
+    "VotingSolver",
     "supports_native_tools",
 ]

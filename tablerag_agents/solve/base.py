@@ -169,8 +169,10 @@ class SolverResult(BaseModel):
     """How many executed code snippets raised an exception."""
     truncated: bool = False
     """True when the table had to be cut to fit the prompt."""
+    candidates: list[list[str]] = Field(default_factory=list)
+    """Answers of every run that voted, when the solver sampled several programs."""
     tried: list[str] = Field(default_factory=list)
-    """Solvers a :class:`FallbackSolver` ran, in order (empty for a single solver)."""
+    """Solvers a :class:`FallbackSolver` or :class:`VotingSolver` ran, in order."""
 
     @property
     def ok(self) -> bool:

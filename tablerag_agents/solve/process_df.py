@@ -196,14 +196,17 @@ class ProcessDfSolver:
                 else f"code failed: {first.result.error_type}"
             )
             return rec.finish(None, code=first.code, error=error, iterations=iterations)
-        best, items = self._vote(rec, attempts)
-        return rec.finish(
+        best, items, answers = self._vote(rec, attempts)
+        result = rec.finish(
             items,
             value=best.result.value if best.result else None,
             code=best.code,
             iterations=iterations,
             explain_model=self.explain_model,
         )
+        if self.samples > 1:
+            result.candidates = answers
+        return result
 
     def _repair(
         self,
@@ -243,9 +246,12 @@ class ProcessDfSolver:
         second = self._run(rec, reply, tables)
         return first if suspicious and (not second.ok or second.empty) else second
 
-    def _vote(self, rec: RunRecorder, attempts: list[Attempt]) -> tuple[Attempt, list[str] | None]:
+    def _vote(
+        self, rec: RunRecorder, attempts: list[Attempt]
+    ) -> tuple[Attempt, list[str] | None, list[list[str]]]:
         """Majority vote over the answers of the successful runs (first run wins ties,
-        real answers outvote empty or 0 ones).
+        real answers outvote empty or 0 ones). Returns the chosen run, its answer
+        and the answers of all runs.
 
         A result that is not answer-shaped (e.g. a wide table) is read by the
         model, but only for the first successful run, to bound the cost.
@@ -263,7 +269,8 @@ class ProcessDfSolver:
                     items = answer_from_result(self.model, rec, observation_text(attempt.result))
             if items:
                 answered.append((attempt, items))
-        best = majority_index([items for _, items in answered])
+        answers = [items for _, items in answered]
+        best = majority_index(answers)
         if best is None:
-            return next(a for a in attempts if a.ok), None
-        return answered[best]
+            return next(a for a in attempts if a.ok), None, answers
+        return (*answered[best], answers)

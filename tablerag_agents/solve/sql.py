@@ -224,9 +224,9 @@ class SQLSolver:
                 runs.append((result, query))
         answers = [self._items(rec.context.question, r) or [] for r, _ in runs]
         best = majority_index(answers)
-        if best is None:
-            return self._finish(rec, last, sql)
-        return self._finish(rec, *runs[best])
+        chosen = self._finish(rec, last, sql) if best is None else self._finish(rec, *runs[best])
+        chosen.candidates = [a for a in answers if a]
+        return chosen
 
     @staticmethod
     def _items(question: str, result: SQLResult) -> list[str] | None:

@@ -1,4 +1,4 @@
-"""The fallback chain: later solvers run only when earlier ones give no real answer."""
+"""Combined solvers: the fallback chain and the vote."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from fakes import ScriptedChatModel
 
-from tablerag_agents.solve import FallbackSolver, ReadTableSolver, SQLSolver
+from tablerag_agents.solve import FallbackSolver, ReadTableSolver, SQLSolver, VotingSolver
 from tablerag_agents.solve.base import SolverResult
-from tablerag_agents.solve.fallback import is_real_answer
+from tablerag_agents.solve.combine import is_real_answer
 
 
 def _sql(*queries: str) -> SQLSolver:
@@ -63,3 +63,35 @@ def test_is_real_answer() -> None:
     assert not is_real_answer(res()) and not is_real_answer(res("Paris", error="boom"))
     with pytest.raises(ValueError, match="at least one"):
         FallbackSolver([])
+
+
+def test_vote_counts_every_sampled_run(seasons: pd.DataFrame) -> None:
+    sql = SQLSolver(
+        ScriptedChatModel(
+            [
+                'SELECT "Year" FROM t ORDER BY "Year" LIMIT 1',  # greedy: 2001
+                'SELECT "Year" FROM t ORDER BY "Avg. Attendance" LIMIT 1',  # 2004
+                'SELECT "Year" FROM t WHERE "Regular Season" = \'3rd, Pacific\'',  # 2003
+            ]
+        ),
+        samples=3,
+    )
+    reader, _ = _reader("Final Answer: 2004")
+    result = VotingSolver([sql, reader]).solve("least attended year?", seasons)
+    # SQL alone keeps its greedy 2001 (a three-way tie), but 2004 has two runs behind it.
+    assert result.answer == "2004" and result.solver == "vote:read_table"
+    assert result.tried == ["sql", "read_table"] and len(result.trace) == 4
+
+
+def test_vote_prefers_a_real_answer_and_trusts_the_first_solver_on_ties(
+    seasons: pd.DataFrame,
+) -> None:
+    reader, _ = _reader("Final Answer: 4")
+    zero = _sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'MLS'")
+    assert VotingSolver([zero, reader]).solve("how many?", seasons).answer == "4"
+    reader, _ = _reader("Final Answer: 3")
+    four = _sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'USL A-League'")
+    result = VotingSolver([four, reader]).solve("how many A-League seasons?", seasons)
+    assert result.answer == "4" and result.solver == "vote:sql"
+    with pytest.raises(ValueError, match="at least one"):
+        VotingSolver([])
