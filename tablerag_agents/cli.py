@@ -42,7 +42,7 @@ err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-SOLVERS = ("pyreact", "sql", "process_df", "read_table")
+SOLVERS = ("pyreact", "sql", "process_df", "read_table", "fallback", "vote")
 
 
 def _friendly_errors(func: F) -> F:

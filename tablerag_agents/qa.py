@@ -22,6 +22,7 @@ from tablerag_agents.index import TableIndex, build_table_context
 from tablerag_agents.indexing import hit_dict, index_tables, open_index
 from tablerag_agents.models import get_chat_model, get_embeddings
 from tablerag_agents.solve import (
+    FallbackSolver,
     ProcessDfSolver,
     PyReActSolver,
     ReadTableSolver,
@@ -29,12 +30,13 @@ from tablerag_agents.solve import (
     SolverContext,
     SolverResult,
     SQLSolver,
+    VotingSolver,
 )
 from tablerag_agents.tables import Table, load_table
 
 logger = logging.getLogger(__name__)
 
-SolverName = Literal["pyreact", "sql", "process_df", "read_table"]
+SolverName = Literal["pyreact", "sql", "process_df", "read_table", "fallback", "vote"]
 
 #: Tables with more cells than this get retrieved schema + cells in the prompt.
 LARGE_TABLE_CELLS = 5_000
@@ -54,19 +56,36 @@ class AskResult(BaseModel):
 
 
 def make_solver(name: SolverName, model: BaseChatModel) -> Solver:
-    """Create a solver by name; code-running solvers get a sandbox (fails closed)."""
-    if name in ("pyreact", "process_df"):
-        from tablerag_agents.sandbox import Sandbox
+    """Create a solver by name; code-running solvers get a sandbox (fails closed).
 
-        sandbox = Sandbox()
-        if name == "pyreact":
-            return PyReActSolver(model, sandbox)
-        return ProcessDfSolver(model, sandbox)
+    ``fallback`` tries SQL, then process_df, then reading the table, until one
+    gives a non-empty answer; ``vote`` runs SQL and process_df with five sampled
+    programs each plus ReadTable and keeps the answer most runs agree on.
+    """
     if name == "sql":
         return SQLSolver(model)
     if name == "read_table":
         return ReadTableSolver(model)
-    raise ValueError(f"unknown solver {name!r}")
+    if name not in ("pyreact", "process_df", "fallback", "vote"):
+        raise ValueError(f"unknown solver {name!r}")
+    from tablerag_agents.sandbox import Sandbox
+
+    sandbox = Sandbox()
+    if name == "pyreact":
+        return PyReActSolver(model, sandbox)
+    if name == "process_df":
+        return ProcessDfSolver(model, sandbox)
+    if name == "fallback":
+        return FallbackSolver(
+            [SQLSolver(model), ProcessDfSolver(model, sandbox), ReadTableSolver(model)]
+        )
+    return VotingSolver(
+        [
+            SQLSolver(model, samples=5),
+            ProcessDfSolver(model, sandbox, samples=5),
+            ReadTableSolver(model),
+        ]
+    )
 
 
 def table_context(

@@ -100,3 +100,25 @@ def test_ask_over_index_with_sql_solver(
     assert {"column": "Depth", "value": "2 m"}.items() <= cited[0].items()
     # The model saw the table's columns in its prompt.
     assert "Name in English" in str(model.prompts[0])
+
+
+@pytest.mark.sandbox
+def test_ask_fallback_solver_moves_on_after_an_empty_sql_result(
+    sample_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Tuz\'\n```',
+            '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Tuz\'\n```',  # a repeat
+            "```python\ndef process_df(df):\n"
+            "    return df.loc[df['Name in English'].str.contains('Tuz'), 'Depth'].iloc[0]\n```",
+        ]
+    )
+    monkeypatch.setattr(qa, "get_chat_model", lambda settings: model)
+    result = runner.invoke(
+        app,
+        ["ask", "how deep is lake tuz?", "--index", str(sample_index), "--solver", "fallback"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 m" in result.output and "fallback:process_df" in result.output
+    assert model.remaining == 0
