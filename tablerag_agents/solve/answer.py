@@ -113,18 +113,21 @@ def answer_column_items(value: Any, question: str, columns: Iterable[str] = ()) 
     return value_to_items(value[wanted[0]].tolist())
 
 
+def is_empty_answer(items: Sequence[str]) -> bool:
+    """True for no items, or only ``0``/``None``/NaN/empty ones: what a filter
+    that matched nothing gives, the typical silent failure of model-written code."""
+    return all(looks_empty(i) for i in items)
+
+
 def majority_index(answers: Sequence[Sequence[str]]) -> int | None:
     """Index of the answer most runs agree on (compared after normalisation).
 
-    Real answers outvote empty ones (``0``, ``None``, NaN: what a filter that
-    matched nothing gives); the earliest answer wins ties. None if there is no
-    answer at all.
+    Real answers outvote empty ones (see :func:`is_empty_answer`); the earliest
+    answer wins ties. None if there is no answer at all.
     """
-
-    def real(items: Sequence[str]) -> bool:
-        return bool(items) and not all(looks_empty(i) for i in items)
-
-    pool = [i for i, a in enumerate(answers) if real(a)] or [i for i, a in enumerate(answers) if a]
+    pool = [i for i, a in enumerate(answers) if not is_empty_answer(a)] or [
+        i for i, a in enumerate(answers) if a
+    ]
     if not pool:
         return None
     votes = Counter(answer_key(answers[i]) for i in pool)

@@ -16,24 +16,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from tablerag_agents.evaluation.normalize import answer_key
+from tablerag_agents.solve.answer import is_empty_answer
 from tablerag_agents.solve.base import Solver, SolverContext, SolverResult, as_context
-from tablerag_agents.solve.grounding import looks_empty
 
 logger = logging.getLogger(__name__)
 
 
 def is_real_answer(result: SolverResult) -> bool:
-    """True if ``result`` has an answer that is not empty, ``None``, NaN or 0.
-
-    A 0 or an empty list is what a filter matching nothing gives, so it is the
-    typical silent failure of model-written code.
-    """
-    if not result.ok:
-        return False
-    items = result.answer_items
-    return not (len(items) == 1 and looks_empty(items[0])) and not all(
-        looks_empty(i) for i in items
-    )
+    """True if ``result`` has an answer that is not empty, ``None``, NaN or 0."""
+    return result.ok and not is_empty_answer(result.answer_items)
 
 
 class FallbackSolver:
