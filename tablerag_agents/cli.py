@@ -71,8 +71,6 @@ def main(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    # bm25s sets its own logger to DEBUG; keep it at our level.
-    logging.getLogger("bm25s").setLevel(logging.INFO if verbose else logging.WARNING)
     warnings.showwarning = _show_warning
 
 

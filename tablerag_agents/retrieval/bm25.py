@@ -17,6 +17,8 @@ from tablerag_agents.retrieval.base import Doc, Hit, Retriever
 from tablerag_agents.retrieval.tokenize import Tokenizer
 
 logger = logging.getLogger(__name__)
+# bm25s forces its logger to DEBUG on import; let the application's logging config decide.
+logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
 _DOCS_FILE = "docs.parquet"
 _PARAMS_FILE = "bm25.json"
