@@ -27,7 +27,18 @@ def is_real_answer(result: SolverResult) -> bool:
     return result.ok and not is_empty_answer(result.answer_items)
 
 
-class FallbackSolver:
+class _SolverGroup:
+    """Several solvers used as one, reported under ``name``."""
+
+    def __init__(self, solvers: Sequence[Solver], *, name: str) -> None:
+        """Store the members (at least one)."""
+        if not solvers:
+            raise ValueError(f"{type(self).__name__} needs at least one solver")
+        self.solvers = list(solvers)
+        self.name = name
+
+
+class FallbackSolver(_SolverGroup):
     """Run ``solvers`` in order and return the first real answer.
 
     A later solver runs only when the earlier ones failed, returned nothing, or
@@ -43,10 +54,7 @@ class FallbackSolver:
 
     def __init__(self, solvers: Sequence[Solver], *, name: str = "fallback") -> None:
         """Store the chain."""
-        if not solvers:
-            raise ValueError("FallbackSolver needs at least one solver")
-        self.solvers = list(solvers)
-        self.name = name
+        super().__init__(solvers, name=name)
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
@@ -90,7 +98,7 @@ def merge_results(
     )
 
 
-class VotingSolver:
+class VotingSolver(_SolverGroup):
     """Run every solver and keep the answer with the most support across their runs.
 
     Each solver's final answer is scored by how many runs gave the same answer:
@@ -106,10 +114,7 @@ class VotingSolver:
 
     def __init__(self, solvers: Sequence[Solver], *, name: str = "vote") -> None:
         """Store the members."""
-        if not solvers:
-            raise ValueError("VotingSolver needs at least one solver")
-        self.solvers = list(solvers)
-        self.name = name
+        super().__init__(solvers, name=name)
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""

@@ -21,6 +21,7 @@ from tablerag_agents.solve.preview import (
 )
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.runtime import (
+    LLMReply,
     RunRecorder,
     answer_from_result,
     call_model,
@@ -160,16 +161,8 @@ class SQLSolver:
                 )
                 break
             tried.add(key)
-            last, sql = self._run(engine, sql, tables)
+            last, sql = self._run_step(rec, reply, engine, sql, tables)
             obs = last.observation()
-            rec.add(
-                reply,
-                action="sql",
-                code=sql,
-                observation=obs,
-                ok=last.ok,
-                exec_seconds=last.seconds,
-            )
             if last.ok and last.rows:
                 kept = (last, sql)
             empty = not last.rows or (
@@ -211,15 +204,7 @@ class SQLSolver:
             if not query:
                 rec.add(reply, action="none", observation="no SQL found in the reply", ok=False)
                 continue
-            result, query = self._run(engine, query, tables)
-            rec.add(
-                reply,
-                action="sql",
-                code=query,
-                observation=result.observation(),
-                ok=result.ok,
-                exec_seconds=result.seconds,
-            )
+            result, query = self._run_step(rec, reply, engine, query, tables)
             if result.ok:
                 runs.append((result, query))
         answers = [self._items(rec.context.question, r) or [] for r, _ in runs]
@@ -235,6 +220,26 @@ class SQLSolver:
             return None
         frame = result.frame()
         return answer_column_items(frame, question) or value_to_items(frame)
+
+    def _run_step(
+        self,
+        rec: RunRecorder,
+        reply: LLMReply,
+        engine: SafeDuckDB,
+        sql: str,
+        tables: dict[str, pd.DataFrame],
+    ) -> tuple[SQLResult, str]:
+        """Run the query of ``reply`` (with repairs) and record it as a trace step."""
+        result, sql = self._run(engine, sql, tables)
+        rec.add(
+            reply,
+            action="sql",
+            code=sql,
+            observation=result.observation(),
+            ok=result.ok,
+            exec_seconds=result.seconds,
+        )
+        return result, sql
 
     def _run(
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
