@@ -37,8 +37,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)  # long paths must not break lines (scripts grep the output)
+err_console = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import mean
 
-from tablerag_agents.evaluation.normalize import answers_match
+from tablerag_agents.solve.normalize import answers_match
 
 
 def exact_match(predicted: str | Sequence[object] | None, gold: Sequence[str]) -> bool:

@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tablerag_agents.evaluation.normalize import answer_key, normalize_value
 from tablerag_agents.solve.base import CitedCell, Provenance, frame_records
-from tablerag_agents.solve.grounding import looks_empty
+from tablerag_agents.solve.normalize import answer_key, normalize_value
 
 logger = logging.getLogger(__name__)
 
@@ -113,21 +112,14 @@ def answer_column_items(value: Any, question: str, columns: Iterable[str] = ()) 
     return value_to_items(value[wanted[0]].tolist())
 
 
-def is_empty_answer(items: Sequence[str]) -> bool:
-    """True for no items, or only ``0``/``None``/NaN/empty ones: what a filter
-    that matched nothing gives, the typical silent failure of model-written code."""
-    return all(looks_empty(i) for i in items)
-
-
 def majority_index(answers: Sequence[Sequence[str]]) -> int | None:
     """Index of the answer most runs agree on (compared after normalisation).
 
-    Real answers outvote empty ones (see :func:`is_empty_answer`); the earliest
-    answer wins ties. None if there is no answer at all.
+    Every run that produced a value votes, whatever the value: ``0`` or
+    ``"none"`` can be right. Runs with no items (no value, an error) do not
+    vote; the earliest answer wins ties. None if no run produced a value.
     """
-    pool = [i for i, a in enumerate(answers) if not is_empty_answer(a)] or [
-        i for i, a in enumerate(answers) if a
-    ]
+    pool = [i for i, a in enumerate(answers) if a]
     if not pool:
         return None
     votes = Counter(answer_key(answers[i]) for i in pool)

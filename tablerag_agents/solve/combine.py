@@ -15,16 +15,19 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from tablerag_agents.evaluation.normalize import answer_key
-from tablerag_agents.solve.answer import is_empty_answer
 from tablerag_agents.solve.base import Solver, SolverContext, SolverResult, as_context
+from tablerag_agents.solve.normalize import answer_key
 
 logger = logging.getLogger(__name__)
 
 
 def is_real_answer(result: SolverResult) -> bool:
-    """True if ``result`` has an answer that is not empty, ``None``, NaN or 0."""
-    return result.ok and not is_empty_answer(result.answer_items)
+    """True if the solver produced a value without an error.
+
+    Emptiness is the solver's verdict (no value, an error), never the value's:
+    ``0``, ``"none"`` or ``"no"`` are answers like any other.
+    """
+    return result.ok
 
 
 class _SolverGroup:
@@ -41,11 +44,10 @@ class _SolverGroup:
 class FallbackSolver(_SolverGroup):
     """Run ``solvers`` in order and return the first real answer.
 
-    A later solver runs only when the earlier ones failed, returned nothing, or
-    returned an empty/0 value. If no solver gives a real answer, the first one
-    that answered at all (even 0) wins; if none answered, the last failure is
-    returned. Tokens, seconds and iterations add up over every solver that ran,
-    and the trace holds all of their steps.
+    A later solver runs only when the earlier ones failed or produced no value
+    (a ``0`` is a value). If none answered, the last failure is returned.
+    Tokens, seconds and iterations add up over every solver that ran, and the
+    trace holds all of their steps.
 
     Args:
         solvers: Solvers to try, most precise first (e.g. SQL, process_df, ReadTable).
@@ -72,7 +74,7 @@ class FallbackSolver(_SolverGroup):
                 "%s gave no real answer (%s); trying the next solver", res.solver, res.error
             )
         if chosen is None:
-            chosen = next((r for r in results if r.ok), results[-1])
+            chosen = results[-1]
         return merge_results(chosen, results, self.name, time.perf_counter() - start)
 
 
@@ -125,7 +127,7 @@ class VotingSolver(_SolverGroup):
         for res in results:
             runs = res.candidates or ([res.answer_items] if res.ok else [])
             support.update(answer_key(items) for items in runs if items)
-        answered = [r for r in results if is_real_answer(r)] or [r for r in results if r.ok]
+        answered = [r for r in results if is_real_answer(r)]
         if not answered:
             chosen = results[0]
         else:

@@ -40,8 +40,9 @@ def test_empty_sql_result_falls_back_to_the_next_solver(seasons: pd.DataFrame) -
     assert result.iterations == 2 and result.input_tokens > model.prompts[0][0].content.count(" ")
 
 
-def test_a_zero_is_kept_when_no_solver_does_better(seasons: pd.DataFrame) -> None:
-    reader, _ = _reader("Final Answer: none")
+def test_a_zero_is_an_answer_and_ends_the_chain(seasons: pd.DataFrame) -> None:
+    """No season was in MLS: 0 is the right answer, not a reason to try more solvers."""
+    reader, model = _reader("Final Answer: none")
     chain = FallbackSolver(
         [
             _sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'MLS'"),
@@ -51,7 +52,15 @@ def test_a_zero_is_kept_when_no_solver_does_better(seasons: pd.DataFrame) -> Non
     )
     result = chain.solve("how many MLS seasons?", seasons)
     assert result.answer == "0" and result.solver == "fallback:sql"
-    assert result.tried == ["sql", "sql", "read_table"]
+    assert result.tried == ["sql"] and model.prompts == []
+
+
+def test_the_chain_moves_on_only_when_a_solver_has_no_value(seasons: pd.DataFrame) -> None:
+    reader, _ = _reader("Final Answer: none")
+    chain = FallbackSolver([_sql("SELECT nope FROM t"), reader])
+    result = chain.solve("how many MLS seasons?", seasons)
+    assert result.answer == "none" and result.solver == "fallback:read_table"
+    assert result.tried == ["sql", "read_table"]
 
 
 def test_is_real_answer() -> None:
@@ -59,7 +68,7 @@ def test_is_real_answer() -> None:
         return SolverResult(solver="x", question="q", answer_items=list(items), error=error)
 
     assert is_real_answer(res("Paris")) and is_real_answer(res("0", "3"))
-    assert not is_real_answer(res("0")) and not is_real_answer(res("None"))
+    assert is_real_answer(res("0")) and is_real_answer(res("None")) and is_real_answer(res("no"))
     assert not is_real_answer(res()) and not is_real_answer(res("Paris", error="boom"))
     with pytest.raises(ValueError, match="at least one"):
         FallbackSolver([])
@@ -83,12 +92,14 @@ def test_vote_counts_every_sampled_run(seasons: pd.DataFrame) -> None:
     assert result.tried == ["sql", "read_table"] and len(result.trace) == 4
 
 
-def test_vote_prefers_a_real_answer_and_trusts_the_first_solver_on_ties(
+def test_vote_counts_a_zero_like_any_answer_and_trusts_the_first_solver_on_ties(
     seasons: pd.DataFrame,
 ) -> None:
     reader, _ = _reader("Final Answer: 4")
     zero = _sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'MLS'")
-    assert VotingSolver([zero, reader]).solve("how many?", seasons).answer == "4"
+    assert VotingSolver([zero, reader]).solve("how many MLS seasons?", seasons).answer == "0"
+    reader, _ = _reader("Final Answer: 0")
+    assert VotingSolver([_sql("SELECT nope FROM t"), reader]).solve("?", seasons).answer == "0"
     reader, _ = _reader("Final Answer: 3")
     four = _sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'USL A-League'")
     result = VotingSolver([four, reader]).solve("how many A-League seasons?", seasons)

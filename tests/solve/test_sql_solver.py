@@ -305,10 +305,11 @@ def test_sql_self_consistency_keeps_the_majority_answer(seasons: pd.DataFrame) -
     assert [(c.row, c.value) for c in result.provenance.cells] == [(3, "2004")]
 
 
-def test_majority_index_prefers_real_answers() -> None:
+def test_majority_index_counts_every_value() -> None:
     from tablerag_agents.solve.answer import majority_index
 
-    assert majority_index([["0"], ["0"], ["Lyon"]]) == 2
+    assert majority_index([["0"], ["0"], ["Lyon"]]) == 0  # a 0 is an answer like any other
+    assert majority_index([[], ["0"], ["Lyon"], ["0"]]) == 1  # no value: no vote
     assert majority_index([["Nice"], ["Lyon"], ["lyon "]]) == 1
     assert majority_index([["a", "b"], ["B", "A"], ["c"]]) == 0
     assert majority_index([["0"], []]) == 0 and majority_index([[], []]) is None

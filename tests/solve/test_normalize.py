@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from tablerag_agents.evaluation.normalize import (
+from tablerag_agents.solve.normalize import (
     answers_match,
     normalize_text,
     normalize_value,
@@ -146,7 +146,7 @@ def test_split_answer_keeps_thousands_together() -> None:
 
 
 def test_answer_key_groups_equal_answers() -> None:
-    from tablerag_agents.evaluation.normalize import answer_key
+    from tablerag_agents.solve.normalize import answer_key
 
     assert answer_key(["2005"]) == answer_key([2005.0]) == answer_key(["2,005"])
     assert answer_key(["The Beatles"]) == answer_key(["beatles"])
