@@ -15,6 +15,7 @@ from tablerag_agents.solve.base import (
     TraceStep,
 )
 from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
+from tablerag_agents.solve.factory import SOLVER_NAMES, SolverName, make_solver, needs_sandbox
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
 from tablerag_agents.solve.read_table import ReadTableSolver
@@ -22,6 +23,7 @@ from tablerag_agents.solve.sql import SQLSolver
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLRejectedError, SQLResult
 
 __all__ = [
+    "SOLVER_NAMES",
     "CitedCell",
     "FallbackSolver",
     "ProcessDfSolver",
@@ -34,8 +36,11 @@ __all__ = [
     "SafeDuckDB",
     "Solver",
     "SolverContext",
+    "SolverName",
     "SolverResult",
     "TraceStep",
     "VotingSolver",
+    "make_solver",
+    "needs_sandbox",
     "supports_native_tools",
 ]

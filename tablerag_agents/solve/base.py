@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from tablerag_agents.tables.render import TableFormat
+
 MAIN_TABLE = "df"
 """Name of the main table in Python code (the SQL solver calls it ``t``)."""
 _RESERVED = {"pd", "np", "_", "df"}
@@ -43,6 +45,7 @@ class SolverContext:
         retrieved_cells: Retrieved ``(column, value)`` cells as text.
         sub_table: Rows/columns a filter stage judged relevant (shown in the prompt).
         clarifications: Explanations of terms in the question.
+        table_format: How table rows are written in prompts (markdown, string, html).
     """
 
     question: str
@@ -52,6 +55,7 @@ class SolverContext:
     retrieved_cells: str | None = None
     sub_table: pd.DataFrame | None = None
     clarifications: str | None = None
+    table_format: TableFormat = "markdown"
 
     def __post_init__(self) -> None:
         """Reject a context without any table."""

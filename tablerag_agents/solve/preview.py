@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tablerag_agents.index.tokens import count_tokens
+from tablerag_agents.tables.render import TableFormat, render_table
 from tablerag_agents.tables.values import column_kind
 
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
@@ -90,6 +91,21 @@ def markdown_rows(
     return "\n".join(lines)
 
 
+def rows_text(
+    df: pd.DataFrame,
+    fmt: TableFormat = "markdown",
+    *,
+    max_rows: int | None = None,
+    max_chars: int = 60,
+    index: bool = False,
+) -> str:
+    """Render ``df`` (or its first ``max_rows``) as markdown, aligned text or HTML."""
+    if fmt == "markdown":
+        return markdown_rows(df, max_rows=max_rows, max_chars=max_chars, index=index)
+    frame = df if max_rows is None else df.head(max_rows)
+    return render_table(frame, fmt, max_rows=None, max_cell_chars=max_chars, index=index)
+
+
 def describe_table(
     df: pd.DataFrame,
     *,
@@ -98,6 +114,7 @@ def describe_table(
     max_chars: int = 40,
     quote: str = "'",
     full_table_tokens: int = 0,
+    fmt: TableFormat = "markdown",
 ) -> str:
     """Describe a table for a code-writing prompt: size, columns with dtypes, rows.
 
@@ -109,6 +126,7 @@ def describe_table(
         quote: Quote character for column names (``'`` for Python, ``"`` for SQL).
         full_table_tokens: Show every row instead when they fit in this many
             tokens (0: never), so the model sees how all the values are written.
+        fmt: How the rows are written (markdown, string or html).
     """
     cols = ", ".join(f"{quote}{c}{quote} ({dtype_name(df[c])})" for c in df.columns)
     parts = [
@@ -116,14 +134,14 @@ def describe_table(
         f"Columns: {cols}",
     ]
     if full_table_tokens > 0 and len(df) > head_rows:
-        whole = markdown_rows(df, max_chars=max_chars)
+        whole = rows_text(df, fmt, max_chars=max_chars)
         if count_tokens(whole) <= full_table_tokens:
             parts.append(f"All rows:\n{whole}")
             return "\n".join(parts)
     if head_rows > 0 and len(df):
         shown = min(head_rows, len(df))
         label = "All rows" if shown == len(df) else f"First {shown} rows"
-        parts.append(f"{label}:\n{markdown_rows(df, max_rows=shown, max_chars=max_chars)}")
+        parts.append(f"{label}:\n{rows_text(df, fmt, max_rows=shown, max_chars=max_chars)}")
     return "\n".join(parts)
 
 
@@ -135,13 +153,15 @@ def context_block(
     head_rows: int = 8,
     quote: str = "'",
     full_table_tokens: int = 0,
+    fmt: TableFormat = "markdown",
 ) -> tuple[str, str]:
     """Return ``(tables text, extra text)`` for a solver prompt.
 
     The first table is described with ``head_rows`` rows (or all of them when
     they fit in ``full_table_tokens``), others with three;
     ``extra`` (schema, retrieved cells, clarifications) and a filtered
-    ``sub_table`` go in the second part.
+    ``sub_table`` (with its row ids) go in the second part. ``fmt`` is how
+    rows are written.
     """
     names = list(tables)
     parts = [
@@ -151,11 +171,14 @@ def context_block(
             head_rows=head_rows,
             quote=quote,
             full_table_tokens=full_table_tokens,
+            fmt=fmt,
         )
     ]
-    parts += [describe_table(tables[n], name=n, head_rows=3, quote=quote) for n in names[1:]]
+    parts += [
+        describe_table(tables[n], name=n, head_rows=3, quote=quote, fmt=fmt) for n in names[1:]
+    ]
     extra = extra.strip()
     if sub_table is not None and not sub_table.empty:
-        rows = markdown_rows(sub_table.head(20), max_chars=40, index=True)
+        rows = rows_text(sub_table, fmt, max_rows=20, max_chars=40, index=True)
         extra = f"{extra}\nRelevant rows:\n{rows}".strip()
     return "\n".join(parts), extra

@@ -143,6 +143,7 @@ class ProcessDfSolver:
             ctx.sub_table,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
+            fmt=ctx.table_format,
         )
         user = load_prompt("process_df_user").format(
             table=table, extra=extra, question=ctx.question

@@ -110,6 +110,7 @@ class PyReActSolver:
             ctx.sub_table,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
+            fmt=ctx.table_format,
         )
         text = load_prompt("pyreact_user").format(table=table, extra=extra, question=ctx.question)
         return text.replace("\n\n", "\n")

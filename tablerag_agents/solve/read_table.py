@@ -13,32 +13,33 @@ from tablerag_agents.index.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.parsing import clean_answer, parse_react
-from tablerag_agents.solve.preview import markdown_rows
+from tablerag_agents.solve.preview import rows_text
 from tablerag_agents.solve.runtime import RunRecorder, call_model
+from tablerag_agents.tables.render import TableFormat
 
 logger = logging.getLogger(__name__)
 
 
-def fit_rows(df: pd.DataFrame, budget_tokens: int, max_chars: int) -> tuple[str, bool]:
-    """Render ``df`` as markdown, dropping trailing rows only if it exceeds the budget.
+def fit_rows(
+    df: pd.DataFrame, budget_tokens: int, max_chars: int, fmt: TableFormat = "markdown"
+) -> tuple[str, bool]:
+    """Render ``df``, dropping trailing rows only if it exceeds the budget.
 
     Returns:
-        The markdown and whether rows were dropped.
+        The text and whether rows were dropped.
     """
-    full = markdown_rows(df, max_chars=max_chars)
+    full = rows_text(df, fmt, max_chars=max_chars)
     if count_tokens(full) <= budget_tokens:
         return full, False
-    lines = full.split("\n")
-    used = count_tokens("\n".join(lines[:2]))
-    kept = lines[:2]
-    for line in lines[2:]:
-        cost = count_tokens(line) + 1
-        if used + cost > budget_tokens:
-            break
-        kept.append(line)
-        used += cost
-    note = f"(table truncated: first {len(kept) - 2} of {len(df)} rows shown)"
-    return "\n".join([*kept, note]), True
+    low, high = 0, len(df)  # the most rows that fit lies in [low, high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if count_tokens(rows_text(df, fmt, max_rows=mid, max_chars=max_chars)) <= budget_tokens:
+            low = mid
+        else:
+            high = mid
+    note = f"(table truncated: first {low} of {len(df)} rows shown)"
+    return f"{rows_text(df, fmt, max_rows=low, max_chars=max_chars)}\n{note}", True
 
 
 class ReadTableSolver:
@@ -74,10 +75,15 @@ class ReadTableSolver:
         rec = RunRecorder(self.name, ctx)
         budget = self.context_tokens - self.reserve_tokens - count_tokens(ctx.question)
         # The token count is an estimate: keep a 15% margin for the model's tokenizer.
-        table, truncated = fit_rows(ctx.main_df, int(budget * 0.85), self.max_cell_chars)
+        notes = _notes(ctx)
+        budget -= count_tokens(notes)
+        table, truncated = fit_rows(
+            ctx.main_df, int(budget * 0.85), self.max_cell_chars, ctx.table_format
+        )
         if truncated:
             logger.warning("ReadTable: table cut to fit %d tokens", self.context_tokens)
         title = f"Title: {ctx.caption}\n" if ctx.caption else ""
+        title += f"{notes}\n" if notes else ""
         prompt = load_prompt("read_table").format(title=title, table=table, question=ctx.question)
         reply = call_model(self.model, [HumanMessage(prompt)])
         step = parse_react(reply.text)
@@ -85,3 +91,18 @@ class ReadTableSolver:
         rec.add(reply, action="answer", thought=step.thought)
         items = [p.strip() for p in final.split("|") if p.strip()]
         return rec.finish(items, iterations=1, truncated=truncated)
+
+
+def _notes(ctx: SolverContext) -> str:
+    """What earlier stages found (schema, cells, filtered rows, term notes), as text."""
+    parts = []
+    if ctx.schema_text:
+        parts.append(f"Schema:\n{ctx.schema_text.strip()}")
+    if ctx.retrieved_cells:
+        parts.append(f"Relevant cells:\n{ctx.retrieved_cells.strip()}")
+    if ctx.sub_table is not None and not ctx.sub_table.empty:
+        rows = rows_text(ctx.sub_table, ctx.table_format, max_rows=20, max_chars=40, index=True)
+        parts.append(f"Relevant rows:\n{rows}")
+    if ctx.clarifications:
+        parts.append(f"Notes on terms:\n{ctx.clarifications.strip()}")
+    return "\n".join(parts)

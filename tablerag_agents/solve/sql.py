@@ -117,6 +117,7 @@ class SQLSolver:
             ctx.sub_table,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
+            fmt=ctx.table_format,
             quote='"',
         )
         user = load_prompt("sql_user").format(table=table, extra=extra, question=ctx.question)

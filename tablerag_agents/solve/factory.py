@@ -1,0 +1,63 @@
+"""Create a solver, or a combination of solvers, by name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, get_args
+
+from langchain_core.language_models import BaseChatModel
+
+from tablerag_agents.solve.base import Solver
+from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
+from tablerag_agents.solve.process_df import ProcessDfSolver
+from tablerag_agents.solve.pyreact import PyReActSolver
+from tablerag_agents.solve.read_table import ReadTableSolver
+from tablerag_agents.solve.sql import SQLSolver
+
+if TYPE_CHECKING:
+    from tablerag_agents.sandbox import Sandbox
+
+SolverName = Literal["fallback", "pyreact", "sql", "process_df", "read_table", "vote"]
+SOLVER_NAMES: tuple[str, ...] = get_args(SolverName)
+"""Every solver name, the default (``fallback``, best on held-out WTQ questions) first."""
+
+_NEEDS_SANDBOX = {"pyreact", "process_df", "fallback", "vote"}
+
+
+def needs_sandbox(name: str) -> bool:
+    """True if the solver runs model-written Python (and so needs the sandbox)."""
+    return name in _NEEDS_SANDBOX
+
+
+def make_solver(name: str, model: BaseChatModel, sandbox: Sandbox | None = None) -> Solver:
+    """Create the solver called ``name``.
+
+    ``fallback`` tries SQL, then process_df, then reading the table, until one
+    produces a value; ``vote`` runs SQL and process_df with five sampled
+    programs each plus ReadTable and keeps the answer most runs agree on.
+
+    Raises:
+        ValueError: For an unknown name, or a code-running solver without a sandbox.
+    """
+    if name not in SOLVER_NAMES:
+        raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVER_NAMES)}")
+    if name == "sql":
+        return SQLSolver(model)
+    if name == "read_table":
+        return ReadTableSolver(model)
+    if sandbox is None:
+        raise ValueError(f"the {name!r} solver runs Python and needs a sandbox")
+    if name == "pyreact":
+        return PyReActSolver(model, sandbox)
+    if name == "process_df":
+        return ProcessDfSolver(model, sandbox)
+    if name == "fallback":
+        return FallbackSolver(
+            [SQLSolver(model), ProcessDfSolver(model, sandbox), ReadTableSolver(model)]
+        )
+    return VotingSolver(
+        [
+            SQLSolver(model, samples=5),
+            ProcessDfSolver(model, sandbox, samples=5),
+            ReadTableSolver(model),
+        ]
+    )
