@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr
@@ -69,6 +69,19 @@ class Settings(BaseSettings):
         default=4, ge=1, description="Parallel decoding slots of the embedded server."
     )
     n_threads: int = Field(default=0, ge=0, description="CPU threads (0 = all cores).")
+    # Wikipedia background for the clarify stage.
+    wikipedia: Literal["auto", "online", "offline", "off"] = Field(
+        default="auto",
+        description=(
+            "Where Wikipedia summaries come from: 'online' (the wikipedia package), "
+            "'offline' (the `wiki_intros` corpus), 'auto' (online, then offline when "
+            "`wiki_intros` is set) or 'off'."
+        ),
+    )
+    wiki_intros: Path | None = Field(
+        default=None,
+        description="Local corpus of page intros: (gzipped) JSON Lines of {title, url, intro}.",
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -22,6 +22,15 @@ class ConfigError(TableRAGError):
     """A configuration value is missing or invalid."""
 
 
+class WikiCorpusError(TableRAGError):
+    """An offline Wikipedia corpus file is missing or malformed."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"cannot read Wikipedia corpus {self.path!r}: {reason}")
+
+
 class ModelError(TableRAGError):
     """A chat or embedding model could not be created or started."""
 
