@@ -1,0 +1,126 @@
+"""Run settings of the TableRAG graph: one field per knob, so an ablation is a setting.
+
+Pass a :class:`Context` as ``context=`` to ``graph.invoke``/``stream`` (or set
+the fields in LangGraph Studio's configuration panel). Unset fields keep the
+defaults below, which follow what was measured (see the README).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+FilterName = Literal["none", "semantic", "semantic_maxsim", "llm", "pieta"]
+TableFormat = Literal["markdown", "string", "html"]
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Per-run settings of the TableRAG graph."""
+
+    solver: str = field(
+        default="fallback",
+        metadata={
+            "description": "Solver: fallback (SQL -> process_df -> ReadTable; best on held-out "
+            "WTQ), pyreact, sql, process_df, read_table or vote."
+        },
+    )
+    retry_solvers: list[str] = field(
+        default_factory=lambda: ["read_table"],
+        metadata={"description": "Solvers tried in turn when the solver produces no value."},
+    )
+    index_dir: str | None = field(
+        default=None,
+        metadata={
+            "description": "Folder of a saved corpus index to search when no table is given."
+        },
+    )
+    top_k_tables: int = field(
+        default=5, metadata={"description": "Tables fetched from the corpus search."}
+    )
+    max_tables: int = field(
+        default=2,
+        metadata={"description": "Tables given to the solver when several score alike (1: one)."},
+    )
+    multi_table_margin: float = field(
+        default=0.05,
+        metadata={
+            "description": "Keep a further table when its score is within this fraction of the "
+            "best table's score."
+        },
+    )
+    rerank: bool = field(
+        default=False, metadata={"description": "Let the chat model re-rank the top tables."}
+    )
+    expand_query: bool = field(
+        default=True,
+        metadata={"description": "Ask the model for schema and cell queries (large tables only)."},
+    )
+    large_table_cells: int = field(
+        default=5_000,
+        metadata={
+            "description": "Tables with more cells get schema/cell retrieval instead of rows."
+        },
+    )
+    budget: int = field(
+        default=10_000, metadata={"description": "Cell budget B of the cell database."}
+    )
+    schema_k: int = field(default=8, metadata={"description": "Columns retrieved per query."})
+    cell_k: int = field(default=10, metadata={"description": "Cell values retrieved per query."})
+    filter: FilterName = field(
+        default="none",
+        metadata={
+            "description": "Sub-table filter: none, semantic (dense), semantic_maxsim "
+            "(late interaction), llm (self-consistency), pieta."
+        },
+    )
+    filter_scope: Literal["prompt", "table"] = field(
+        default="prompt",
+        metadata={
+            "description": "prompt: show the filtered rows as relevant rows; table: the solver "
+            "only sees the sub-table."
+        },
+    )
+    filter_min_cells: int = field(
+        default=0, metadata={"description": "Filter only tables with more cells than this."}
+    )
+    filter_samples: int = field(
+        default=5, metadata={"description": "Sampled filter programs of the LLM filter."}
+    )
+    clarify_terms: bool = field(
+        default=False,
+        metadata={"description": "Explain abbreviations and ambiguous terms of the question."},
+    )
+    wikipedia: bool = field(
+        default=False,
+        metadata={"description": "Add a Wikipedia summary of the table's topic as background."},
+    )
+    table_format: TableFormat = field(
+        default="markdown",
+        metadata={"description": "How tables are written in prompts: markdown, string or html."},
+    )
+    rewrite_followups: bool = field(
+        default=True,
+        metadata={"description": "Rewrite a follow-up question into a standalone one."},
+    )
+    min_confidence: float = field(
+        default=0.0,
+        metadata={
+            "description": "Answer 'not found in the tables' when fewer than this fraction of "
+            "the solver's sampled runs agree with its answer."
+        },
+    )
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> Context:
+        """Build a context from a plain dict, rejecting unknown keys."""
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown graph settings {unknown}; known: {sorted(known)}")
+        return cls(**values)
+
+
+NOT_FOUND = "not found in the tables"
+"""The answer text of an abstention."""

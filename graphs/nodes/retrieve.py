@@ -1,0 +1,153 @@
+"""Retrieval nodes: pick the tables, expand the query, fetch schema and cells.
+
+TableRAG (Chen et al., "TableRAG: Million-Token Table Understanding with
+Language Models") retrieves columns and cell values of a table too large for
+the prompt, using queries the model proposes; small tables skip both steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from tablerag_agents.graphs.context import Context
+from tablerag_agents.graphs.nodes._common import (
+    ResourcesGetter,
+    ask,
+    context_of,
+    parse_json_object,
+    progress,
+    string_list,
+)
+from tablerag_agents.graphs.state import State
+from tablerag_agents.prompts import load_prompt
+
+from tablerag_agents.index import build_table_context
+from tablerag_agents.resources import Resources
+
+_MAX_QUERIES = 5
+_COLUMNS_SHOWN = 30
+
+
+def question_of(state: State) -> str:
+    """The question the retrieval and solver stages work on."""
+    return state.get("standalone_question") or state.get("question") or ""
+
+
+def tables_without_search(state: State, ctx: Context, resources: Resources) -> list[str] | None:
+    """The turn's tables when no search is needed (None: search the corpus).
+
+    Given tables win; with no corpus, the previous turn's tables or the one
+    registered table are used.
+
+    Raises:
+        TableLoadError: A given table cannot be resolved.
+        ValueError: There is nothing to answer over.
+    """
+    given = list(state.get("tables") or [])
+    if given:
+        for ref in given:
+            resources.get_table(ref, ctx.index_dir)  # fail early with a clear error
+        return given
+    if ctx.index_dir is not None or len(resources.table_ids) > 1:
+        return None
+    if resources.table_ids:
+        return resources.table_ids
+    previous = list(state.get("previous_tables") or [])
+    if previous:
+        return previous
+    raise ValueError("no table to answer over: pass `tables`, or set `index_dir`")
+
+
+def large_tables(refs: list[str], ctx: Context, resources: Resources) -> list[str]:
+    """The references of tables too large to show row by row."""
+    return [
+        ref
+        for ref in refs
+        if resources.get_table(ref, ctx.index_dir).n_cells > ctx.large_table_cells
+    ]
+
+
+def make_retrieve_tables(resources: ResourcesGetter) -> Any:
+    """Build the ``retrieve_tables`` node (corpus search when no table is given)."""
+
+    def retrieve_tables(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Search the corpus; keep the best table, and close runners-up for joins."""
+        ctx = context_of(runtime)
+        res = resources()
+        question = question_of(state)
+        previous = list(state.get("previous_tables") or [])
+        corpus = res.corpus(ctx.index_dir) if ctx.index_dir else res.registered_corpus()
+        progress(runtime, "retrieve_tables", step="search", k=ctx.top_k_tables)
+        model = res.chat_model if ctx.rerank else None
+        hits = corpus.search(question, k=max(ctx.top_k_tables, 1), rerank_model=model)
+        if not hits:
+            raise ValueError("the corpus index has no tables")
+        found = [
+            {"table_id": h.table_id, "score": float(h.score), "caption": h.caption} for h in hits
+        ]
+        ids = [h["table_id"] for h in found]
+        if previous and previous[0] in ids:
+            chosen = previous  # the conversation is still about the same tables
+        else:
+            best = found[0]["score"]
+            floor = best - abs(best) * ctx.multi_table_margin
+            chosen = [h["table_id"] for h in found if h["score"] >= floor][: max(ctx.max_tables, 1)]
+        progress(runtime, "retrieve_tables", step="chosen", tables=chosen)
+        return {
+            "table_ids": chosen,
+            "table_hits": found,
+            "large_tables": large_tables(chosen, ctx, res),
+        }
+
+    return retrieve_tables
+
+
+def make_expand_query(resources: ResourcesGetter) -> Any:
+    """Build the ``expand_query`` node."""
+
+    def expand_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Let the model propose schema queries and cell queries for the question."""
+        ctx = context_of(runtime)
+        res = resources()
+        question = question_of(state)
+        main = res.get_table(state["large_tables"][0], ctx.index_dir)
+        columns = ", ".join(str(c) for c in main.df.columns[:_COLUMNS_SHOWN])
+        prompt = load_prompt("expand_query").format(
+            question=question, caption=main.caption or main.id, columns=columns
+        )
+        progress(runtime, "expand_query", step="ask model")
+        parsed = parse_json_object(ask(res.chat_model, prompt)) or {}
+        schema = string_list(parsed.get("schema_queries"), _MAX_QUERIES)
+        cells = string_list(parsed.get("cell_queries"), _MAX_QUERIES)
+        return {"schema_queries": schema or [question], "cell_queries": cells or [question]}
+
+    return expand_query
+
+
+def make_retrieve_schema_cells(resources: ResourcesGetter) -> Any:
+    """Build the ``retrieve_schema_cells`` node."""
+
+    def retrieve_schema_cells(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Answer the queries from each large table's budgeted schema and cell databases."""
+        ctx = context_of(runtime)
+        res = resources()
+        question = question_of(state)
+        schema_queries = _with_question(question, state.get("schema_queries"))
+        cell_queries = _with_question(question, state.get("cell_queries"))
+        retrieved: dict[str, str] = {}
+        for ref in state.get("large_tables") or []:
+            table = res.get_table(ref, ctx.index_dir)
+            progress(runtime, "retrieve_schema_cells", step="index", table=ref)
+            index = res.table_index(table, budget=ctx.budget)
+            schema = index.search_schema(schema_queries, k=ctx.schema_k)
+            cells = index.search_cells(cell_queries, k=ctx.cell_k)
+            retrieved[ref] = build_table_context(table, schema, cells)
+        return {"retrieved": retrieved}
+
+    return retrieve_schema_cells
+
+
+def _with_question(question: str, queries: list[str] | None) -> list[str]:
+    """The question first, then the expanded queries (no duplicates)."""
+    return [question] + [q for q in queries or [] if q != question]

@@ -1,0 +1,81 @@
+"""The ``solve`` node: run the chosen solver over everything the earlier nodes found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from langgraph.runtime import Runtime
+from tablerag_agents.graphs.context import Context
+from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of, progress
+from tablerag_agents.graphs.nodes.retrieve import question_of
+from tablerag_agents.graphs.state import State
+
+from tablerag_agents.resources import Resources
+from tablerag_agents.solve import SolverContext, SolverResult, make_solver, needs_sandbox
+
+
+def next_solver(state: State, ctx: Context) -> str | None:
+    """The solver to run now: the Context's, then each untried retry solver."""
+    attempts = state.get("attempts") or []
+    if not attempts:
+        return ctx.solver
+    tried = {name for a in attempts for name in [a["solver"], *a.get("tried", [])]}
+    tried |= {str(a["solver"]).split(":")[0] for a in attempts}
+    return next((s for s in ctx.retry_solvers if s not in tried), None)
+
+
+def solver_context(state: State, ctx: Context, res: Resources) -> SolverContext:
+    """Assemble the solver's input from the turn's tables, retrieval, filter and notes."""
+    tables = {}
+    main_caption = ""
+    sub_table: pd.DataFrame | None = None
+    retrieved = state.get("retrieved") or {}
+    sub_tables = state.get("sub_tables") or {}
+    for i, ref in enumerate(state.get("table_ids") or []):
+        table = res.get_table(ref, ctx.index_dir)
+        df = table.df
+        kept = sub_tables.get(ref)
+        if kept is not None and not kept.get("fallback"):
+            part = df.iloc[kept["rows"]][[c for c in kept["columns"] if c in df.columns]]
+            if ctx.filter_scope == "table":
+                df = part
+            elif i == 0:
+                sub_table = part
+        name = table.id if table.id not in tables else ref
+        tables[name] = df
+        if i == 0:
+            main_caption = table.caption
+    schema_text = "\n\n".join(retrieved.values()) or None
+    notes = [state.get("clarifications") or ""]
+    wiki = state.get("wiki")
+    if wiki:
+        notes.append(f"Background (Wikipedia, {wiki.get('title', '')}): {wiki.get('text', '')}")
+    clarifications = "\n".join(n for n in notes if n.strip()) or None
+    return SolverContext(
+        question=question_of(state),
+        tables=tables,
+        caption=main_caption,
+        schema_text=schema_text,
+        sub_table=sub_table,
+        clarifications=clarifications,
+        table_format=ctx.table_format,
+    )
+
+
+def make_solve(resources: ResourcesGetter) -> Any:
+    """Build the ``solve`` node."""
+
+    def solve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Run the next solver; its result (with trace and costs) joins the attempts."""
+        ctx = context_of(runtime)
+        res = resources()
+        name = next_solver(state, ctx) or ctx.solver
+        progress(runtime, "solve", step=name, tables=state.get("table_ids"))
+        sandbox = res.sandbox if needs_sandbox(name) else None
+        solver = make_solver(name, res.chat_model, sandbox)
+        result: SolverResult = solver.solve(solver_context(state, ctx, res))
+        progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
+        return {"attempts": [*(state.get("attempts") or []), result.model_dump(mode="json")]}
+
+    return solve

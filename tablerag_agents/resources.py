@@ -1,0 +1,263 @@
+"""Expensive objects shared by every question a process answers.
+
+Loading the chat model, the embedding model or a corpus index, starting the
+sandbox's warm workers and building a table's schema/cell index all cost
+seconds. :class:`Resources` creates each one on first use, keeps it for the
+next question, and closes what it created at :meth:`Resources.close` (or at
+exit for :func:`default_resources`). Pass one ``Resources`` to the graph, the
+tools or ``answer_question`` and they share it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tablerag_agents.config import Settings
+from tablerag_agents.errors import TableLoadError
+from tablerag_agents.tables import Table, load_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models import BaseChatModel
+
+    from tablerag_agents.clarify import WikipediaProvider
+    from tablerag_agents.index import TableIndex
+    from tablerag_agents.retrieval.corpus import CorpusIndex
+    from tablerag_agents.sandbox import Sandbox, SandboxPolicy
+
+logger = logging.getLogger(__name__)
+
+
+def frame_fingerprint(df: pd.DataFrame) -> str:
+    """A short content hash of a DataFrame (cells, column names and shape)."""
+    import pandas as pd
+
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(repr((df.shape, [str(c) for c in df.columns])).encode())
+    digest.update(pd.util.hash_pandas_object(df.astype(str), index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+class Resources:
+    """Lazily created, shared chat model, embeddings, sandbox, indexes and tables.
+
+    Args:
+        settings: Where models come from (default: :class:`Settings` from env/TOML).
+        chat_model: Use this chat model instead of creating one.
+        embeddings: Use these embeddings instead of creating them.
+        sandbox: Use this sandbox (not closed by :meth:`close`).
+        sandbox_policy: Policy of the sandbox created on first use.
+        max_table_indexes: How many per-table schema/cell indexes to keep.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        chat_model: BaseChatModel | None = None,
+        embeddings: Embeddings | None = None,
+        sandbox: Sandbox | None = None,
+        sandbox_policy: SandboxPolicy | None = None,
+        max_table_indexes: int = 16,
+    ) -> None:
+        """Store what is given; everything else is created on first use."""
+        self.settings = settings or Settings()
+        self._chat_model = chat_model
+        self._embeddings = embeddings
+        self._sandbox = sandbox
+        self._owns_sandbox = sandbox is None
+        self._sandbox_policy = sandbox_policy
+        self._max_table_indexes = max_table_indexes
+        self._lock = threading.RLock()
+        self._tables: dict[str, Table] = {}
+        self._files: dict[tuple[str, float, int], Table] = {}
+        self._corpora: dict[str, CorpusIndex] = {}
+        self._registered_corpus: CorpusIndex | None = None
+        self._wikipedia: WikipediaProvider | None = None
+        self._table_indexes: OrderedDict[tuple[str, str, int], TableIndex] = OrderedDict()
+        self._closed = False
+
+    # -- models and the sandbox ---------------------------------------------------------
+
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The chat model (created from the settings on first use)."""
+        with self._lock:
+            if self._chat_model is None:
+                from tablerag_agents.models import get_chat_model
+
+                self._chat_model = get_chat_model(self.settings)
+            return self._chat_model
+
+    @property
+    def embeddings(self) -> Embeddings:
+        """The embedding model (loaded once)."""
+        with self._lock:
+            if self._embeddings is None:
+                from tablerag_agents.models import get_embeddings
+
+                self._embeddings = get_embeddings(self.settings)
+            return self._embeddings
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox every code-running stage shares (fails closed without bwrap)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("these resources are closed")
+            if self._sandbox is None:
+                from tablerag_agents.sandbox import Sandbox
+
+                self._sandbox = Sandbox(self._sandbox_policy)
+            return self._sandbox
+
+    @property
+    def wikipedia(self) -> WikipediaProvider:
+        """The Wikipedia provider the settings choose (online, offline corpus, or both)."""
+        with self._lock:
+            if self._wikipedia is None:
+                from tablerag_agents.clarify import get_wikipedia_provider
+
+                self._wikipedia = get_wikipedia_provider(self.settings)
+            return self._wikipedia
+
+    @property
+    def has_sandbox(self) -> bool:
+        """True once a sandbox exists (given or created)."""
+        return self._sandbox is not None
+
+    # -- tables -------------------------------------------------------------------------
+
+    def add_table(self, table: Table) -> str:
+        """Register an in-memory table under its id (replacing one with the same id)."""
+        with self._lock:
+            self._tables[table.id] = table
+            self._registered_corpus = None
+        return table.id
+
+    def registered_corpus(self) -> CorpusIndex:
+        """An in-memory corpus index over the registered tables (rebuilt when they change).
+
+        Raises:
+            ValueError: If no table is registered.
+        """
+        with self._lock:
+            if not self._tables:
+                raise ValueError("no tables registered: add tables or give a corpus index")
+            if self._registered_corpus is None:
+                from tablerag_agents.retrieval.corpus import CorpusIndex
+
+                tables = list(self._tables.values())
+                self._registered_corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
+            return self._registered_corpus
+
+    @property
+    def table_ids(self) -> list[str]:
+        """Ids of the registered in-memory tables."""
+        return list(self._tables)
+
+    def corpus(self, index_dir: str | Path) -> CorpusIndex:
+        """The corpus index saved at ``index_dir`` (loaded once per folder)."""
+        key = str(Path(index_dir).resolve())
+        with self._lock:
+            index = self._corpora.get(key)
+            if index is None:
+                from tablerag_agents.retrieval.corpus import CorpusIndex
+
+                index = CorpusIndex.load(key, self.embeddings)
+                self._corpora[key] = index
+            return index
+
+    def get_table(self, ref: str, index_dir: str | Path | None = None) -> Table:
+        """Resolve a table reference: a registered id, a table file, or a corpus id.
+
+        Raises:
+            TableLoadError: If ``ref`` names no registered table, readable file
+                or table of the corpus at ``index_dir``.
+        """
+        with self._lock:
+            if ref in self._tables:
+                return self._tables[ref]
+        path = Path(ref)
+        if path.is_file():
+            stat = path.stat()
+            key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+            with self._lock:
+                if key not in self._files:
+                    self._files[key] = load_table(path)
+                return self._files[key]
+        if index_dir is not None:
+            try:
+                return self.corpus(index_dir).get_table(ref)
+            except KeyError:
+                pass
+        known = ", ".join(self.table_ids[:10]) or "none registered"
+        raise TableLoadError(ref, f"no such table file or table id (registered: {known})")
+
+    def table_index(self, table: Table, *, budget: int) -> TableIndex:
+        """The schema/cell index of ``table`` under ``budget`` (built once, LRU-cached)."""
+        from tablerag_agents.index import TableIndex
+
+        key = (table.id, frame_fingerprint(table.df), budget)
+        with self._lock:
+            cached = self._table_indexes.get(key)
+            if cached is not None:
+                self._table_indexes.move_to_end(key)
+                return cached
+        index = TableIndex.build(table, self.embeddings, budget=budget)
+        with self._lock:
+            self._table_indexes[key] = index
+            while len(self._table_indexes) > self._max_table_indexes:
+                self._table_indexes.popitem(last=False)
+        return index
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the sandbox this object created and drop the caches."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._sandbox is not None and self._owns_sandbox:
+                self._sandbox.close()
+            self._table_indexes.clear()
+            self._corpora.clear()
+            self._files.clear()
+            self._registered_corpus = None
+
+    def __enter__(self) -> Resources:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_DEFAULT: Resources | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_resources() -> Resources:
+    """The process-wide resources (created on first use, closed at exit)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None or _DEFAULT._closed:
+            _DEFAULT = Resources()
+        return _DEFAULT
+
+
+@atexit.register
+def close_default_resources() -> None:
+    """Close the process-wide resources (runs at exit)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is not None:
+            _DEFAULT.close()
+            _DEFAULT = None
