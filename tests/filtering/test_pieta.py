@@ -1,0 +1,116 @@
+"""PieTa: windows, lenient cell picks, union, and rounds to a fixed point."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import WindowPicker
+from fakes import ScriptedChatModel
+from langchain_core.embeddings import Embeddings
+
+from tablerag_agents.filtering import pieta_filter
+from tablerag_agents.filtering.pieta import divide, parse_picks, window_starts
+
+
+def pick(rows: list[int], columns: list[str]) -> str:
+    return json.dumps({"rows": rows, "columns": columns})
+
+
+def test_window_starts_follow_the_paper() -> None:
+    assert window_starts(5, 3, 1) == [0, 1, 2]
+    assert window_starts(2, 3, 1) == [0]
+    assert window_starts(7, 3, 3) == [0, 3, 4]  # the last window is flush with the edge
+    wins = divide([10, 11, 12, 13], ["a", "b", "c"], 3, 1)
+    assert wins == [([10, 11, 12], ["a", "b", "c"]), ([11, 12, 13], ["a", "b", "c"])]
+
+
+def test_parse_picks_is_lenient_and_ignores_out_of_window_picks() -> None:
+    rows, cols = [4, 5, 6], ["Date", "Opponent", "Chart-Positions\nUK"]
+    text = 'Sure! {"rows": [5, "6", 99], "columns": ["opponent", "Nope", "Chart-Positions UK"]}'
+    assert parse_picks(text, rows, cols) == {
+        (5, "Opponent"),
+        (6, "Opponent"),
+        (5, "Chart-Positions\nUK"),
+        (6, "Chart-Positions\nUK"),
+    }
+    assert parse_picks('{"cells": [[4, "Date"], [7, "Date"], [5, "x"]]}', rows, cols) == {
+        (4, "Date")
+    }
+    assert parse_picks("rows: [4], columns: ['Date']", rows, cols) == {(4, "Date")}
+    assert parse_picks('{"rows": [], "columns": []}', rows, cols) == set()
+    assert parse_picks("I think the answer is Boston.", rows, cols) is None
+
+
+def test_union_of_window_picks_then_fixed_point() -> None:
+    df = pd.DataFrame(
+        {
+            "A": ["a0", "a1", "a2"],
+            "B": ["b0", "b1", "b2"],
+            "C": ["c0", "c1", "c2"],
+            "D": ["d0", "d1", "d2"],
+        }
+    )
+    # round 1: two windows (columns A-C, B-D); round 2: one 2x2 window that keeps itself
+    model = ScriptedChatModel([pick([0], ["A"]), pick([2], ["D"]), pick([0, 2], ["A", "D"])])
+    sub = pieta_filter("q", df, model, max_concurrency=1)
+    assert (sub.rows, sub.columns, sub.fallback) == ([0, 2], ["A", "D"], False)
+    assert sub.detail["fixed_point"] is True
+    assert [r["windows"] for r in sub.detail["rounds"]] == [2, 1]
+    window_prompts = [str(p[0].content).split("Now this piece.")[1] for p in model.prompts]
+    assert (
+        "| row | A | B | C |" in window_prompts[0] and "| 2 | b2 | c2 | d2 |" in window_prompts[1]
+    )
+    assert "| row | A | D |" in window_prompts[2] and "| 1 |" not in window_prompts[2]
+    assert sub.input_tokens == sum(len(str(p[0].content).split()) for p in model.prompts)
+    assert model.call_kwargs[0]["max_tokens"] == 80
+
+
+def test_rounds_shrink_the_table_until_nothing_changes(seasons: pd.DataFrame) -> None:
+    picker = WindowPicker(wanted=["Year", "League"], condition=("Year", "2003"))
+    sub = pieta_filter("what league did the team play in during 2003?", seasons, picker)
+    # round 1: windows without "Year" keep every League row; round 2 on 5x2 keeps 2003 only
+    assert (sub.rows, sub.columns) == ([2], ["Year", "League"])
+    assert [r["windows"] for r in sub.detail["rounds"]] == [9, 3, 1]
+    assert [r["cells"] for r in sub.detail["rounds"]] == [10, 2, 2]
+    assert sub.detail["fixed_point"] is True and len(picker.prompts) == 13
+
+
+def test_max_rounds_stops_early(seasons: pd.DataFrame) -> None:
+    picker = WindowPicker(wanted=["Year", "League"], condition=("Year", "2003"))
+    sub = pieta_filter("q", seasons, picker, max_rounds=1)
+    assert (sub.rows, sub.columns) == ([0, 1, 2, 3, 4], ["Year", "League"])
+    assert sub.detail["fixed_point"] is False
+
+
+def test_bad_json_falls_back_to_the_whole_table(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(["The answer is USL A-League."] * 9)
+    sub = pieta_filter("q", seasons, model, max_concurrency=1)
+    assert sub.fallback and sub.reason == "no cell was picked (9 unreadable replies)"
+    assert sub.rows == [0, 1, 2, 3, 4] and len(sub.columns) == 5
+
+
+def test_failed_calls_do_not_raise(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel([pick([0], ["Year"])])  # one reply for nine windows
+    sub = pieta_filter("q", seasons, model, max_rounds=1, max_concurrency=1)
+    assert (sub.rows, sub.columns) == ([0], ["Year"]) and sub.detail["rounds"][0]["unreadable"] == 8
+
+
+def test_long_tables_are_capped_before_windows(
+    seasons: pd.DataFrame, bag_of_words: Embeddings
+) -> None:
+    big = pd.concat([seasons] * 4, ignore_index=True)  # 20 rows x 5 columns = 100 cells
+    picker = WindowPicker(wanted=["Year", "League"])
+    sub = pieta_filter("q", big, picker, max_cells=20, max_rounds=1)
+    assert sub.rows == [0, 1, 2, 3] and sub.detail["capped"] is True  # first 20 // 5 rows
+    picker = WindowPicker(wanted=["Year", "League"])
+    sub = pieta_filter(
+        "the 2005 season", big, picker, max_cells=20, max_rounds=1, embeddings=bag_of_words
+    )
+    assert sub.rows == [4, 9, 14, 19]  # the rows most like the question, not the first ones
+
+
+def test_rejects_bad_parameters(seasons: pd.DataFrame) -> None:
+    with pytest.raises(ValueError, match="window"):
+        pieta_filter("q", seasons, ScriptedChatModel([]), window=0)
