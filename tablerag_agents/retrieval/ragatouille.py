@@ -79,16 +79,48 @@ def _import_ragatouille() -> Any:
     return RAGPretrainedModel
 
 
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from exc
+
+
 def _check_checkpoint(path: Path) -> None:
-    """Refuse folders that are not ColBERT checkpoints or that need remote code."""
+    """Refuse folders that are not local ColBERT checkpoints or that need remote code."""
+    if not str(path) or not path.is_dir():
+        raise ModelError(f"ColBERT checkpoint folder not found: {path} (no hub downloads)")
     if not (path / "artifact.metadata").is_file():
         # Without it colbert-ai loads the folder with a random projection layer and
         # then looks up its default base model (bert-base-uncased) on the hub.
         raise ModelError(f"{path} is not a ColBERT checkpoint (no artifact.metadata)")
-    config = path / "config.json"
-    if config.is_file() and "auto_map" in json.loads(config.read_text(encoding="utf-8")):
-        # colbert-ai loads configs with trust_remote_code=True.
-        raise ModelError(f"{path} needs custom model code (auto_map); refusing to run it")
+    for name in ("config.json", "tokenizer_config.json"):
+        config = path / name
+        if config.is_file():
+            data = _read_json(config)
+            if isinstance(data, dict) and "auto_map" in data:
+                # colbert-ai loads configs with trust_remote_code=True.
+                raise ModelError(
+                    f"{path} needs custom model code (auto_map in {name}); refusing to run it"
+                )
+
+
+def _check_index(path: Path) -> None:
+    """Check the checkpoint(s) an index folder names, as building checks its checkpoint.
+
+    colbert-ai reopens an index with the checkpoint named in ``metadata.json``
+    (``plan.json`` when that fails), so a crafted index could name any folder.
+    """
+    for name in ("metadata.json", "plan.json"):
+        file = path / name
+        if not file.is_file():
+            continue
+        data = _read_json(file)
+        config = data.get("config", data) if isinstance(data, dict) else None
+        checkpoint = config.get("checkpoint") if isinstance(config, dict) else None
+        if not isinstance(checkpoint, str) or not checkpoint:
+            raise ModelError(f"{file} names no checkpoint folder")
+        _check_checkpoint(Path(checkpoint))
 
 
 def _own_run_context(model: Any) -> contextlib.AbstractContextManager[Any]:
@@ -155,12 +187,17 @@ class RAGatouilleRetriever(Retriever):
     def load(cls, index_path: str | Path) -> RAGatouilleRetriever:
         """Reopen an index folder written by :meth:`add` (its checkpoint must still exist).
 
+        The checkpoint the index names gets the same checks as when building
+        (a local ColBERT folder, no custom model code), before anything loads.
+
         Raises:
-            ModelError: If RAGatouille is missing or the folder is not a RAGatouille index.
+            ModelError: If RAGatouille is missing, the folder is not a RAGatouille
+                index, or its checkpoint is refused.
         """
         path = Path(index_path)
         if not (path / "metadata.json").is_file() or not (path / "collection.json").is_file():
             raise ModelError(f"no RAGatouille index at {path}")
+        _check_index(path)
         model = _import_ragatouille().from_index(path, verbose=0)
         retriever = cls(model=model, index_name=path.name)
         colbert = model.model
