@@ -85,7 +85,7 @@ def parse_explanations(reply: str) -> dict[str, str]:
 
 
 def _find_in_sources(term: str, sources: Sequence[str]) -> str | None:
-    """Return ``term`` as spelled in the first source that contains it as whole words."""
+    """Return ``term`` as spelled in the first source that holds it as whole words."""
     words = term.strip().strip(_QUOTES).split()
     if not words:
         return None
@@ -112,7 +112,9 @@ def clarify_terms(
 
     Explanations of terms that do not occur (case-insensitively, as whole
     words) in the question, the headers or the caption are dropped, as is a
-    "term" that is the whole question. An unparsable reply gives no terms.
+    "term" that is the whole question; a kept term is spelled as in the
+    headers, else the caption, else the question. An unparsable reply gives
+    no terms.
 
     Args:
         question: The user's question.
@@ -135,7 +137,7 @@ def clarify_terms(
     )
     reply = call_model(model, [HumanMessage(prompt)])
     whole_question = " ".join(question.lower().split()).rstrip("?.! ")
-    sources = [question, caption, *header_list]
+    sources = [*header_list, caption, question]  # a column name keeps its exact spelling
     terms: dict[str, str] = {}
     for raw_term, raw_expl in parse_explanations(reply.text).items():
         term = _find_in_sources(raw_term, sources)
