@@ -75,5 +75,8 @@ class OutputState(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]
     answer: dict[str, Any]
+    standalone_question: str
     table_ids: list[str]
+    table_hits: list[dict[str, Any]]
+    retrieved: dict[str, str]
     trace: Annotated[list[dict[str, Any]], add_trace]

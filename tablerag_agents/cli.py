@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -22,9 +23,11 @@ from rich.text import Text
 
 from tablerag_agents.config import Settings
 from tablerag_agents.errors import TableRAGError
+from tablerag_agents.solve.factory import SOLVER_NAMES
 
 if TYPE_CHECKING:
-    from tablerag_agents.qa import SolverName
+    from tablerag_agents.graphs import Context
+    from tablerag_agents.qa import AskResult
 
 app = typer.Typer(
     name="tablerag",
@@ -41,8 +44,6 @@ console = Console(soft_wrap=True)  # long paths must not break lines (scripts gr
 err_console = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-SOLVERS = ("pyreact", "sql", "process_df", "read_table", "fallback", "vote")
 
 
 def _friendly_errors(func: F) -> F:
@@ -141,6 +142,40 @@ def search(
     console.print(table)
 
 
+def _context(solver: str, settings: list[str] | None) -> Context:
+    """The graph context from ``--solver`` and ``--set key=value`` pairs (JSON values allowed)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from tablerag_agents.graphs import Context
+
+    if solver not in SOLVER_NAMES:
+        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVER_NAMES)}")
+    values: dict[str, Any] = {"solver": solver}
+    for pair in settings or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set wants KEY=VALUE, got {pair!r}")
+        try:
+            values[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key.strip()] = raw
+    Context.from_dict(values)  # unknown keys: a clear error listing the known ones
+    try:
+        return TypeAdapter(Context).validate_python(values)
+    except ValidationError as exc:
+        raise ValueError(f"bad --set value: {exc.errors()[0]['msg']} ({pair!r})") from None
+
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Graph setting KEY=VALUE, repeatable (e.g. --set filter=semantic "
+        "--set budget=1000 --set clarify_terms=true); see tablerag_agents.graphs.Context.",
+    ),
+]
+
+
 @app.command()
 @_friendly_errors
 def ask(
@@ -150,25 +185,33 @@ def ask(
     ] = None,
     index_dir: Annotated[
         Path | None,
-        typer.Option("--index", "-i", help="Answer over the best table of this index."),
+        typer.Option("--index", "-i", help="Answer over the best tables of this index."),
     ] = None,
-    solver: Annotated[str, typer.Option(help=f"How to answer: {', '.join(SOLVERS)}.")] = "pyreact",
+    solver: Annotated[
+        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
+    ] = "fallback",
+    settings: SetOption = None,
+    stream: Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")] = False,
+    trace: Annotated[
+        Path | None, typer.Option(help="Write the run's per-node trace as JSON to this file.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
 ) -> None:
-    """Answer a question over a table file or the best table of an index."""
+    """Answer a question over a table file or the best tables of an index (the TableRAG graph)."""
     from tablerag_agents.qa import answer_question
 
     if (table_path is None) == (index_dir is None):
         raise ValueError("give exactly one of --table FILE or --index DIR")
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+    ctx = _context(solver, settings)
     result = answer_question(
         question,
         table_path=table_path,
         index_dir=index_dir,
-        solver=cast("SolverName", solver),
-        settings=Settings(),
+        context=ctx,
+        on_event=_print_event if stream else None,
     )
+    if trace is not None:
+        trace.write_text(json.dumps(result.trace, indent=2, ensure_ascii=False, default=str))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
@@ -178,19 +221,42 @@ def ask(
 @app.command()
 @_friendly_errors
 def demo(
-    question: Annotated[
-        str, typer.Option(help="Question over the bundled sample tables.")
-    ] = "How many more passengers flew to Los Angeles than to Saskatoon from Manzanillo airport?",
     out: Annotated[
         Path | None, typer.Option(help="Where to put the demo index (default: the cache dir).")
     ] = None,
+    solver: Annotated[
+        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
+    ] = "fallback",
+    settings: SetOption = None,
+    stream: Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")] = False,
 ) -> None:
-    """Index the bundled sample tables, find the right one and answer with the local model."""
-    from tablerag_agents.qa import run_demo
+    """Index the bundled sample tables and answer one question about each with the chat model."""
+    from tablerag_agents.indexing import index_tables
+    from tablerag_agents.qa import DEMO_QUESTIONS, answer_question, sample_tables_dir
+    from tablerag_agents.solve.normalize import answers_match
 
-    settings = Settings()
-    result = run_demo(question, settings=settings, index_dir=out, echo=console.print)
-    _print_answer(result)
+    ctx = _context(solver, settings)
+    index_dir = out or Path(Settings().cache_dir) / "demo-index"
+    stats = index_tables(
+        [sample_tables_dir()], index_dir, settings=Settings(), rebuild=False, progress=False
+    )
+    console.print(f"Index: {index_dir} ({stats['total']} sample tables)")
+    started, right = time.perf_counter(), 0
+    questions = DEMO_QUESTIONS
+    for i, item in enumerate(questions, 1):
+        console.print(Text(f"\n[{i}/{len(questions)}] {item['question']}", style="bold"))
+        result = answer_question(
+            item["question"],
+            index_dir=index_dir,
+            context=ctx,
+            on_event=_print_event if stream else None,
+        )
+        ok = not result.abstained and answers_match(result.items or result.answer, item["expected"])
+        right += ok
+        _print_answer(result)
+        mark = Text("right", style="green") if ok else Text("wrong", style="red")
+        console.print(Text("Expected: ") + Text(" | ".join(item["expected"]) + " ") + mark)
+    console.print(f"\n{right} of {len(questions)} right in {time.perf_counter() - started:.0f}s")
 
 
 @app.command()
@@ -204,23 +270,35 @@ def info() -> None:
     )
 
 
-def _print_answer(ask_result: Any) -> None:
-    result = ask_result.result
-    console.print(Text("Table: ", style="bold") + Text(ask_result.table_id))
-    if ask_result.retrieved_context:
+def _print_event(mode: str, chunk: Any) -> None:
+    """Print a graph stream event as one dim line (``--stream``)."""
+    if mode == "updates":
+        for node in chunk:
+            console.print(f"[dim]> {node}[/dim]")
+    elif mode == "custom":
+        details = ", ".join(f"{k}={v}" for k, v in chunk.items() if k != "node")
+        console.print(Text(f"  {chunk.get('node', '')}: {details}", style="dim"))
+
+
+def _print_answer(result: AskResult) -> None:
+    """Print an answer with its tables, cited cells and costs."""
+    console.print(Text("Tables: ", style="bold") + Text(", ".join(result.table_ids)))
+    if result.retrieved:
         console.print("[dim]large table: solved with retrieved schema and cells[/dim]")
     console.print(Text("Answer: ", style="bold") + Text(result.answer or "(none)"))
-    if result.explanation:
-        console.print(Text(result.explanation))
+    if result.sentence and result.sentence != result.answer:
+        console.print(Text(result.sentence))
     if result.error:
         err_console.print(Text("solver error: ", style="yellow") + Text(result.error))
-    cells = result.provenance.cells[:10]
+    cells = result.cited_cells[:10]
     if cells:
         console.print("[bold]Cited cells:[/bold]")
         for cell in cells:
-            console.print(Text(f"  {cell.table} row {cell.row}, {cell.column!r}: {cell.value}"))
+            console.print(
+                Text(f"  {cell['table']} row {cell['row']}, {cell['column']!r}: {cell['value']}")
+            )
     console.print(
-        f"[dim]{result.solver}: {result.iterations} steps, {result.input_tokens} prompt + "
+        f"[dim]{result.solver}: confidence {result.confidence:.2f}, {result.input_tokens} prompt + "
         f"{result.output_tokens} completion tokens, {result.seconds:.1f}s[/dim]"
     )
 

@@ -1,118 +1,63 @@
-"""Answer a question over a table file or a corpus index (retrieval + a solver).
+"""Answer questions with the TableRAG graph: the engine behind ``tablerag ask`` and ``demo``.
 
-This is the direct pipeline the CLI's ``ask`` and ``demo`` use: find the table
-(corpus search), give a large table's solver a compact TableRAG context (schema
-and cells retrieved under a budget), and solve with sandboxed code, SQL or the
-whole table in the prompt.
+A thin layer over :mod:`tablerag_agents.graphs`: it turns a table file or an
+index folder into the graph's input and context, runs the graph with the
+process-wide :class:`~tablerag_agents.resources.Resources` (one chat model,
+one embedding model, one sandbox, cached indexes for every question), and
+returns the answer as an :class:`AskResult`.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from importlib import resources
+from dataclasses import replace
+from importlib import resources as package_files
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from tablerag_agents.config import Settings
-from tablerag_agents.index import TableIndex, build_table_context
-from tablerag_agents.indexing import hit_dict, index_tables, open_index
-from tablerag_agents.models import get_chat_model, get_embeddings
-from tablerag_agents.solve import (
-    FallbackSolver,
-    ProcessDfSolver,
-    PyReActSolver,
-    ReadTableSolver,
-    Solver,
-    SolverContext,
-    SolverResult,
-    SQLSolver,
-    VotingSolver,
-)
-from tablerag_agents.tables import Table, load_table
+from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.resources import Resources, default_resources
 
 logger = logging.getLogger(__name__)
 
-SolverName = Literal["pyreact", "sql", "process_df", "read_table", "fallback", "vote"]
-
-#: Tables with more cells than this get retrieved schema + cells in the prompt.
-LARGE_TABLE_CELLS = 5_000
+EventHandler = Callable[[str, Any], None]
+"""Receives ``(stream mode, chunk)`` while the graph runs ("updates" or "custom")."""
 
 
 class AskResult(BaseModel):
-    """The answer plus how it was found."""
+    """The answer to one question, with where it came from and what it cost."""
 
     question: str
-    table_id: str
-    caption: str = ""
+    answer: str = Field(description="Short answer (items joined by '|'), or the abstention.")
+    items: list[str] = Field(default_factory=list)
+    sentence: str = ""
+    cited_cells: list[dict[str, Any]] = Field(default_factory=list)
+    confidence: float = 0.0
+    abstained: bool = False
+    solver: str = ""
+    error: str | None = None
+    table_ids: list[str] = Field(default_factory=list)
     table_hits: list[dict[str, Any]] = Field(default_factory=list)
-    """Ranked tables from the corpus search (empty for a single table file)."""
-    retrieved_context: str | None = None
-    """Schema and cells retrieved for a large table (None: the table was small)."""
-    result: SolverResult
+    """Ranked corpus search hits (empty when the table was given)."""
+    retrieved: dict[str, str] = Field(default_factory=dict)
+    """Schema and cells retrieved per large table (empty for small tables)."""
+    trace: list[dict[str, Any]] = Field(default_factory=list)
+    """Per graph node: seconds, prompt and completion tokens, what it produced."""
+    seconds: float = 0.0
 
+    @property
+    def input_tokens(self) -> int:
+        """Prompt tokens over every node."""
+        return sum(int(r.get("input_tokens", 0)) for r in self.trace)
 
-def make_solver(name: SolverName, model: BaseChatModel) -> Solver:
-    """Create a solver by name; code-running solvers get a sandbox (fails closed).
-
-    ``fallback`` tries SQL, then process_df, then reading the table, until one
-    gives a non-empty answer; ``vote`` runs SQL and process_df with five sampled
-    programs each plus ReadTable and keeps the answer most runs agree on.
-    """
-    if name == "sql":
-        return SQLSolver(model)
-    if name == "read_table":
-        return ReadTableSolver(model)
-    if name not in ("pyreact", "process_df", "fallback", "vote"):
-        raise ValueError(f"unknown solver {name!r}")
-    from tablerag_agents.sandbox import Sandbox
-
-    sandbox = Sandbox()
-    if name == "pyreact":
-        return PyReActSolver(model, sandbox)
-    if name == "process_df":
-        return ProcessDfSolver(model, sandbox)
-    if name == "fallback":
-        return FallbackSolver(
-            [SQLSolver(model), ProcessDfSolver(model, sandbox), ReadTableSolver(model)]
-        )
-    return VotingSolver(
-        [
-            SQLSolver(model, samples=5),
-            ProcessDfSolver(model, sandbox, samples=5),
-            ReadTableSolver(model),
-        ]
-    )
-
-
-def table_context(
-    question: str, table: Table, settings: Settings, *, budget: int = 10_000
-) -> str | None:
-    """Return the retrieved schema + cells text for a large table (None if small)."""
-    if table.n_cells <= LARGE_TABLE_CELLS:
-        return None
-    index = TableIndex.build(table, get_embeddings(settings), budget=budget)
-    schema = index.search_schema([question], k=8)
-    cells = index.search_cells([question], k=10)
-    return build_table_context(table, schema, cells)
-
-
-def solve_table(
-    question: str, table: Table, *, solver: SolverName, settings: Settings
-) -> tuple[SolverResult, str | None]:
-    """Answer over one table; returns the result and the retrieved context used."""
-    context_text = table_context(question, table, settings)
-    ctx = SolverContext(
-        question=question,
-        tables={table.id: table.df},
-        caption=table.caption,
-        schema_text=context_text,
-    )
-    model = get_chat_model(settings)
-    return make_solver(solver, model).solve(ctx), context_text
+    @property
+    def output_tokens(self) -> int:
+        """Completion tokens over every node."""
+        return sum(int(r.get("output_tokens", 0)) for r in self.trace)
 
 
 def answer_question(
@@ -120,58 +65,89 @@ def answer_question(
     *,
     table_path: Path | None = None,
     index_dir: Path | None = None,
-    solver: SolverName = "pyreact",
-    settings: Settings | None = None,
-    k: int = 5,
+    context: Context | None = None,
+    resources: Resources | None = None,
+    on_event: EventHandler | None = None,
 ) -> AskResult:
-    """Answer ``question`` over a table file, or over the best table of an index."""
-    settings = settings or Settings()
+    """Answer ``question`` over a table file, or over the best tables of an index.
+
+    Args:
+        question: The question.
+        table_path: A table file to answer over.
+        index_dir: A saved corpus index to search (when no table file is given).
+        context: Graph settings (solver, budget, filters...); defaults otherwise.
+        resources: Shared models and caches (default: the process-wide ones).
+        on_event: Called with each "updates" and "custom" stream event.
+
+    Raises:
+        ValueError: An empty question, or neither a table nor an index.
+        TableLoadError: The table file cannot be read.
+    """
     if not question.strip():
         raise ValueError("the question is empty")
-    hits: list[dict[str, Any]] = []
-    if table_path is not None:
-        table = load_table(table_path)
-    elif index_dir is not None:
-        index = open_index(index_dir, settings)
-        found = index.search(question, k=k)
-        if not found:
-            raise ValueError(f"the index at {index_dir} has no tables")
-        hits = [hit_dict(h) for h in found]
-        table = index.get_table(found[0].table_id)
-    else:
+    if table_path is None and index_dir is None:
         raise ValueError("give a table file or an index directory")
-    result, context_text = solve_table(question, table, solver=solver, settings=settings)
+    ctx = context or Context()
+    if index_dir is not None:
+        ctx = replace(ctx, index_dir=str(index_dir))
+    inputs: dict[str, Any] = {"question": question}
+    if table_path is not None:
+        inputs["tables"] = [str(table_path)]
+    graph = build_graph(resources or default_resources())
+    started = time.perf_counter()
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(
+        inputs, context=ctx, stream_mode=["updates", "custom", "values"]
+    ):
+        if mode == "values":
+            final = chunk
+        elif on_event is not None:
+            on_event(mode, chunk)
+    answer = final.get("answer") or {}
     return AskResult(
         question=question,
-        table_id=table.id,
-        caption=table.caption,
-        table_hits=hits,
-        retrieved_context=context_text,
-        result=result,
+        answer=answer.get("text", ""),
+        items=answer.get("items", []),
+        sentence=answer.get("sentence", ""),
+        cited_cells=answer.get("cited_cells", []),
+        confidence=answer.get("confidence", 0.0),
+        abstained=answer.get("abstained", True),
+        solver=answer.get("solver", ""),
+        error=answer.get("error"),
+        table_ids=final.get("table_ids", []),
+        table_hits=final.get("table_hits", []),
+        retrieved=final.get("retrieved", {}),
+        trace=final.get("trace", []),
+        seconds=time.perf_counter() - started,
     )
 
 
 def sample_tables_dir() -> Path:
     """The folder of sample tables bundled with the package."""
-    return Path(str(resources.files("tablerag_agents").joinpath("data")))
+    return Path(str(package_files.files("tablerag_agents").joinpath("data")))
 
 
-def run_demo(
-    question: str,
-    *,
-    settings: Settings | None = None,
-    index_dir: Path | None = None,
-    echo: Callable[[str], Any] = logger.info,
-) -> AskResult:
-    """Index the bundled sample tables, search them and answer with the chat model."""
-    settings = settings or Settings()
-    index_dir = index_dir or Path(settings.cache_dir) / "demo-index"
-    stats = index_tables(
-        [sample_tables_dir()], index_dir, settings=settings, rebuild=False, progress=False
-    )
-    echo(f"Index: {index_dir} ({stats['total']} sample tables)")
-    echo(f"Question: {question}")
-    result = answer_question(question, index_dir=index_dir, settings=settings, k=3)
-    for rank, hit in enumerate(result.table_hits, 1):
-        echo(f"  {rank}. {hit['table_id']} (score {hit['score']:.3f})")
-    return result
+DEMO_QUESTIONS: list[dict[str, Any]] = [
+    {
+        "table": "manzanillo_airport_routes_2013.csv",
+        "question": "How many more passengers flew to Los Angeles than to Saskatoon "
+        "from Manzanillo airport?",
+        "expected": ["12467"],
+    },
+    {
+        "table": "lakes_of_turkey.csv",
+        "question": "Which lake in Turkey is the deepest?",
+        "expected": ["Lake Van"],
+    },
+    {
+        "table": "usl_a_league_team_seasons.csv",
+        "question": "In which year did the team have its highest average attendance?",
+        "expected": ["2010"],
+    },
+    {
+        "table": "superbike_1990_season_rounds.csv",
+        "question": "How many races did Raymond Roche win in the 1990 season?",
+        "expected": ["8"],
+    },
+]
+"""The demo's questions: one per bundled table, with the answer read off the table."""

@@ -34,8 +34,12 @@ def make_filter(resources: ResourcesGetter) -> Any:
                 continue
             progress(runtime, "filter", step=ctx.filter, table=ref)
             if ctx.filter in ("semantic", "semantic_maxsim"):
-                scorer = "maxsim" if ctx.filter == "semantic_maxsim" else "dense"
-                sub = filtering.semantic_filter(question, table.df, res.embeddings, scorer=scorer)
+                sub = filtering.semantic_filter(
+                    question,
+                    table.df,
+                    res.embeddings,
+                    scorer="maxsim" if ctx.filter == "semantic_maxsim" else "dense",
+                )
             elif ctx.filter == "llm":
                 sub = filtering.llm_filter(
                     question, table.df, res.chat_model, res.sandbox, samples=ctx.filter_samples

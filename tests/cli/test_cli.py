@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from tablerag_agents import qa
 from tablerag_agents.cli import app
 from tablerag_agents.qa import sample_tables_dir
+from tablerag_agents.resources import Resources
 
 runner = CliRunner()
 COMMANDS = ["index", "search", "ask", "demo", "info"]
@@ -87,17 +88,33 @@ def test_ask_over_index_with_sql_solver(
 ) -> None:
     sql = '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Lake Tuz\'\n```'
     model = ScriptedChatModel([sql])
-    monkeypatch.setattr(qa, "get_chat_model", lambda settings: model)
+    res = _resources(monkeypatch, model)
+    trace = sample_index.parent / "trace.json"
     result = runner.invoke(
         app,
-        ["ask", "how deep is lake tuz?", "--index", str(sample_index), "--solver", "sql", "--json"],
+        [
+            "ask",
+            "how deep is lake tuz?",
+            "--index",
+            str(sample_index),
+            "--solver",
+            "sql",
+            "--set",
+            "max_tables=1",
+            "--trace",
+            str(trace),
+            "--json",
+        ],
     )
+    res.close()
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["table_id"] == "lakes_of_turkey"
-    assert data["result"]["answer"] == "2 m"
-    cited = data["result"]["provenance"]["cells"]
+    assert data["table_ids"] == ["lakes_of_turkey"]
+    assert data["answer"] == "2 m" and data["table_hits"][0]["table_id"] == "lakes_of_turkey"
+    cited = data["cited_cells"]
     assert {"column": "Depth", "value": "2 m"}.items() <= cited[0].items()
+    nodes = [r["node"] for r in json.loads(trace.read_text())]
+    assert nodes == ["prepare", "retrieve_tables", "solve", "answer"]
     # The model saw the table's columns in its prompt.
     assert "Name in English" in str(model.prompts[0])
 
@@ -114,11 +131,37 @@ def test_ask_fallback_solver_moves_on_after_an_empty_sql_result(
             "    return df.loc[df['Name in English'].str.contains('Tuz'), 'Depth'].iloc[0]\n```",
         ]
     )
-    monkeypatch.setattr(qa, "get_chat_model", lambda settings: model)
+    res = _resources(monkeypatch, model)
     result = runner.invoke(
         app,
-        ["ask", "how deep is lake tuz?", "--index", str(sample_index), "--solver", "fallback"],
+        [
+            "ask",
+            "how deep is lake tuz?",
+            "--index",
+            str(sample_index),
+            "--set",
+            "max_tables=1",
+            "--stream",
+        ],
     )
+    res.close()
     assert result.exit_code == 0, result.output
     assert "2 m" in result.output and "fallback:process_df" in result.output
+    assert "> retrieve_tables" in result.output and "> solve" in result.output  # --stream
     assert model.remaining == 0
+
+
+def _resources(monkeypatch: pytest.MonkeyPatch, model: ScriptedChatModel) -> Resources:
+    """Make `ask` use the scripted model (with the real settings' embeddings)."""
+    res = Resources(chat_model=model)
+    monkeypatch.setattr(qa, "default_resources", lambda: res)
+    return res
+
+
+def test_bad_set_values_are_clear_errors() -> None:
+    result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--set", "nope=1"])
+    assert result.exit_code == 2 and "unknown graph settings ['nope']" in result.output
+    result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--set", "budget=lots"])
+    assert result.exit_code == 2 and "bad --set value" in result.output
+    result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--solver", "magic"])
+    assert result.exit_code == 2 and "unknown solver 'magic'" in result.output
