@@ -63,6 +63,16 @@ class IndexNotFoundError(IndexError_):
         super().__init__(f"no index found at {self.path!r}; create one with `tablerag index`")
 
 
+class UnsafeIndexError(IndexError_):
+    """A saved index names a file outside its own folder (absolute path, ``..``, symlink)."""
+
+    def __init__(self, path: str | Path, name: object, reason: str) -> None:
+        self.path = str(path)
+        self.name = name
+        self.reason = reason
+        super().__init__(f"refusing index at {self.path!r}: file {name!r} {reason}")
+
+
 class SandboxUnavailableError(TableRAGError):
     """The sandbox cannot run here; we refuse instead of running code unsafely."""
 

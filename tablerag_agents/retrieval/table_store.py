@@ -1,4 +1,9 @@
-"""On-disk store of whole tables (one Parquet file each + a Parquet catalog), no pickle."""
+"""On-disk store of whole tables (one Parquet file each + a Parquet catalog), no pickle.
+
+A saved index may come from someone else: the file names in its catalog must be
+plain ``.parquet`` names, and neither they nor the catalog may resolve (through
+a symlink) outside the store's folder.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from tablerag_agents.errors import UnsafeIndexError
 from tablerag_agents.tables.model import Table
 
 logger = logging.getLogger(__name__)
@@ -20,6 +26,28 @@ _CATALOG = "catalog.parquet"
 
 def _json_default(value: Any) -> Any:
     return str(value)
+
+
+def _plain_name(folder: Path, name: object) -> str:
+    """Return ``name`` if it is a plain ``.parquet`` file name, else raise ``UnsafeIndexError``."""
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise UnsafeIndexError(folder, name, "is not a plain .parquet file name")
+    path = Path(name)
+    if path.is_absolute():
+        raise UnsafeIndexError(folder, name, "is an absolute path")
+    if ".." in path.parts:
+        raise UnsafeIndexError(folder, name, "climbs out of the folder with '..'")
+    if len(path.parts) != 1 or path.suffix != ".parquet":
+        raise UnsafeIndexError(folder, name, "is not a plain .parquet file name")
+    return name
+
+
+def _inside(folder: Path, name: str) -> Path:
+    """Return ``folder / name`` resolved, refusing a symlink that leads out of ``folder``."""
+    resolved = (folder / name).resolve()
+    if not resolved.is_relative_to(folder.resolve()):
+        raise UnsafeIndexError(folder, name, f"resolves outside the folder (to {resolved})")
+    return resolved
 
 
 class TableStore:
@@ -35,9 +63,9 @@ class TableStore:
         self._rows: dict[str, tuple[str, str, str]] = {}  # id -> (caption, metadata, file)
         catalog = self.folder / _CATALOG
         if catalog.is_file():
-            frame = pd.read_parquet(catalog)
+            frame = pd.read_parquet(_inside(self.folder, _CATALOG))
             for tid, caption, meta, file in frame.itertuples(index=False, name=None):
-                self._rows[tid] = (caption, meta, file)
+                self._rows[tid] = (caption, meta, _plain_name(self.folder, file))
 
     def __len__(self) -> int:
         """Number of stored tables."""
@@ -81,9 +109,9 @@ class TableStore:
         ).to_parquet(self.folder / _CATALOG, index=False, compression="zstd")
 
     def get(self, table_id: str) -> Table:
-        """Read one table back (KeyError if unknown)."""
+        """Read one table back (KeyError if unknown; ``UnsafeIndexError`` for a symlink out)."""
         caption, meta, file = self._rows[table_id]
-        df = pd.read_parquet(self.folder / file)
+        df = pd.read_parquet(_inside(self.folder, file))
         return Table(id=table_id, df=df, caption=caption, metadata=json.loads(meta))
 
     def get_many(self, table_ids: Sequence[str]) -> list[Table]:
