@@ -84,6 +84,12 @@ class Context:
     filter_min_cells: int = field(
         default=0, metadata={"description": "Filter only tables with more cells than this."}
     )
+    filter_rows: int = field(
+        default=10, metadata={"description": "Rows the semantic filter keeps."}
+    )
+    filter_columns: int = field(
+        default=8, metadata={"description": "Columns the semantic filter keeps."}
+    )
     filter_samples: int = field(
         default=5, metadata={"description": "Sampled filter programs of the LLM filter."}
     )

@@ -54,6 +54,7 @@ class Resources:
         embeddings: Use these embeddings instead of creating them.
         sandbox: Use this sandbox (not closed by :meth:`close`).
         sandbox_policy: Policy of the sandbox created on first use.
+        wikipedia: Use this Wikipedia provider instead of the configured one.
         max_table_indexes: How many per-table schema/cell indexes to keep.
     """
 
@@ -65,6 +66,7 @@ class Resources:
         embeddings: Embeddings | None = None,
         sandbox: Sandbox | None = None,
         sandbox_policy: SandboxPolicy | None = None,
+        wikipedia: WikipediaProvider | None = None,
         max_table_indexes: int = 16,
     ) -> None:
         """Store what is given; everything else is created on first use."""
@@ -80,7 +82,7 @@ class Resources:
         self._files: dict[tuple[str, float, int], Table] = {}
         self._corpora: dict[str, CorpusIndex] = {}
         self._registered_corpus: CorpusIndex | None = None
-        self._wikipedia: WikipediaProvider | None = None
+        self._wikipedia = wikipedia
         self._table_indexes: OrderedDict[tuple[str, str, int], TableIndex] = OrderedDict()
         self._closed = False
 

@@ -38,6 +38,8 @@ def make_filter(resources: ResourcesGetter) -> Any:
                     question,
                     table.df,
                     res.embeddings,
+                    top_rows=ctx.filter_rows,
+                    top_columns=ctx.filter_columns,
                     scorer="maxsim" if ctx.filter == "semantic_maxsim" else "dense",
                 )
             elif ctx.filter == "llm":

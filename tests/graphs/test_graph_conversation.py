@@ -7,7 +7,6 @@ import sqlite3
 from fakes import ScriptedChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-
 from tablerag_agents.graphs import Context, build_graph
 
 

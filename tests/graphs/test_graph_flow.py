@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 from fakes import ScriptedChatModel
-
 from tablerag_agents.graphs import NOT_FOUND, Context, build_graph
+
 from tablerag_agents.tables import Table
 
 

@@ -1,0 +1,144 @@
+"""The filter and clarify nodes of the graph (scripted model, real filters and providers)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from fakes import ScriptedChatModel
+from tablerag_agents.graphs import Context, build_graph
+
+from tablerag_agents.clarify import OfflineWikipedia
+
+
+def _sql(query: str) -> str:
+    return f"```sql\n{query}\n```"
+
+
+def _run(graph, inputs, ctx):
+    ran, final = [], {}
+    for mode, chunk in graph.stream(inputs, context=ctx, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            ran.extend(chunk)
+        else:
+            final = chunk
+    return ran, final
+
+
+def test_semantic_filter_shows_the_relevant_rows(resources_factory, seasons_table) -> None:
+    model = ScriptedChatModel([_sql('SELECT "Year" FROM t WHERE "Regular Season" = \'5th\'')])
+    graph = build_graph(resources_factory(model, seasons_table))
+    ran, out = _run(
+        graph,
+        {
+            "question": "which year did they finish 5th in the USL First Division?",
+            "tables": ["seasons"],
+        },
+        Context(solver="sql", filter="semantic"),
+    )
+    assert ran == ["prepare", "filter", "solve", "answer"]
+    produced = next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"]
+    assert produced["seasons"]["method"].startswith("semantic") and 4 in produced["seasons"]["rows"]
+    prompt = model.prompts[0][-1].content
+    assert "Relevant rows:" in prompt and "USL First Division" in prompt.split("Relevant rows:")[1]
+    assert out["answer"]["text"] == "2005"
+
+
+def test_filter_scope_table_gives_the_solver_only_the_sub_table(
+    resources_factory, seasons_table
+) -> None:
+    model = ScriptedChatModel([_sql("SELECT COUNT(*) FROM t")])
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = _run(
+        graph,
+        {"question": "First Division 5th season year", "tables": ["seasons"]},
+        Context(solver="sql", filter="semantic", filter_scope="table", filter_rows=2),
+    )
+    kept = next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"]
+    assert out["answer"]["text"] == str(len(kept["seasons"]["rows"]))
+    assert len(kept["seasons"]["rows"]) < len(seasons_table.df)
+
+
+def test_filter_min_cells_skips_small_tables(resources_factory, seasons_table) -> None:
+    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = _run(
+        graph,
+        {"question": "first?", "tables": ["seasons"]},
+        Context(solver="sql", filter="semantic", filter_min_cells=1000),
+    )
+    assert next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"] == {}
+
+
+@pytest.mark.sandbox
+def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table) -> None:
+    pick = "```python\nresult = df[df['Year'].astype(str) == '2003'][['Year', 'League']]\n```"
+    other = "```python\nresult = df[df['Year'].astype(str) == '2004'][['Year', 'League']]\n```"
+    model = ScriptedChatModel(
+        [pick, pick, other, _sql('SELECT "League" FROM t WHERE "Year" = \'2003\'')]
+    )
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = _run(
+        graph,
+        {"question": "which league in 2003?", "tables": ["seasons"]},
+        Context(solver="sql", filter="llm", filter_samples=3),
+    )
+    kept = next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"]
+    assert kept["seasons"]["rows"] == [2] and kept["seasons"]["columns"] == ["Year", "League"]
+    assert out["answer"]["text"] == "USL A-League"
+
+
+def _intros(tmp_path):
+    path = tmp_path / "intros.jsonl.gz"
+    pages = [
+        {
+            "title": "Portland Timbers (2001–2010)",
+            "url": "u1",
+            "intro": "The Portland Timbers were a soccer team. They played in the USL A-League.",
+        },
+        {"title": "Lake Van", "url": "u2", "intro": "Lake Van is the largest lake in Turkey."},
+    ]
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for page in pages:
+            f.write(json.dumps(page) + "\n")
+    return OfflineWikipedia(path)
+
+
+def test_clarify_adds_terms_and_wikipedia_background(
+    tmp_path, resources_factory, seasons_table
+) -> None:
+    model = ScriptedChatModel(
+        [
+            '{"USL": "United Soccer Leagues, a soccer league organisation", "NBA": "basketball"}',
+            _sql('SELECT MIN("Year") FROM t'),
+        ]
+    )
+    res = resources_factory(model, seasons_table)
+    res._wikipedia = _intros(tmp_path)
+    seasons_table.caption = "Portland Timbers (2001–2010)"
+    graph = build_graph(res)
+    ran, out = _run(
+        graph,
+        {"question": "first USL season?", "tables": ["seasons"]},
+        Context(solver="sql", clarify_terms=True, wikipedia=True),
+    )
+    assert ran == ["prepare", "clarify", "solve", "answer"]
+    solver_prompt = model.prompts[1][-1].content
+    assert "United Soccer Leagues" in solver_prompt and "basketball" not in solver_prompt
+    assert "The Portland Timbers were a soccer team" in solver_prompt
+    clarify = next(r for r in out["trace"] if r["node"] == "clarify")["produced"]
+    assert clarify["wiki"]["title"] == "Portland Timbers (2001–2010)"
+
+
+def test_wikipedia_alone_asks_no_model(tmp_path, resources_factory, seasons_table) -> None:
+    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    res = resources_factory(model, seasons_table)
+    res._wikipedia = _intros(tmp_path)
+    graph = build_graph(res)
+    ran, out = _run(
+        graph,
+        {"question": "first season?", "tables": ["seasons"]},
+        Context(solver="sql", wikipedia=True),
+    )
+    assert ran == ["prepare", "clarify", "solve", "answer"] and len(model.prompts) == 1
