@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from xml.etree.ElementTree import ParseError
 
 import pandas as pd
 
@@ -253,6 +254,24 @@ def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
     return df, name
 
 
+def _xml_refusal(source: Path, exc: BaseException) -> TableLoadError | None:
+    """A clear error when defusedxml refused the workbook's XML (anywhere in the cause chain)."""
+    try:
+        from defusedxml import DefusedXmlException
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, DefusedXmlException):
+            return TableLoadError(
+                source,
+                "refused: the workbook's XML declares entities (an XML bomb or external "
+                f"entity): {seen!r}",
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str]:
     """Read one sheet of an ``.xlsx`` workbook; the first row is the header.
 
@@ -261,7 +280,10 @@ def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str
     """
     try:
         book = pd.ExcelFile(source, engine="openpyxl")
-    except (zipfile.BadZipFile, ValueError, OSError, KeyError) as exc:
+    except (zipfile.BadZipFile, ValueError, OSError, KeyError, ParseError) as exc:
+        refusal = _xml_refusal(source, exc)
+        if refusal is not None:
+            raise refusal from exc
         raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
     with book:
         names = [str(s) for s in book.sheet_names]
@@ -273,7 +295,10 @@ def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str
             name = _pick(source, names, sheet, "sheet")
         try:
             raw = pd.read_excel(book, sheet_name=name, header=None)
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, ParseError) as exc:
+            refusal = _xml_refusal(source, exc)
+            if refusal is not None:
+                raise refusal from exc
             raise TableLoadError(source, f"cannot read sheet {name!r}: {exc}") from exc
     raw = raw.dropna(how="all").dropna(axis=1, how="all")
     if raw.empty:
