@@ -44,7 +44,7 @@ def _embedded_chat(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
     )
     return ChatOpenAI(
         base_url=server.base_url,
-        api_key=SecretStr("local"),  # the local server ignores it, but the client requires one
+        api_key=SecretStr(server.api_key),  # the server's random per-process key
         model=ALIAS,
         stream_usage=True,
         max_retries=1,

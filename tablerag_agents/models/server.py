@@ -2,6 +2,8 @@
 
 The server listens on 127.0.0.1 at a free port and speaks the OpenAI API, so
 the rest of the library uses it through ``ChatOpenAI`` like any hosted model.
+Every local user can reach 127.0.0.1, so each server gets a random API key that
+only this process knows (never logged); requests without it get 401.
 It is configured for speed on a small CPU: several parallel slots (so
 self-consistency samples decode together), a unified KV cache and prompt
 caching (so a ReAct step only pays for its new tokens).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -40,32 +43,55 @@ class ServerParams:
         return self.n_threads or len(os.sched_getaffinity(0))
 
 
+def new_api_key() -> str:
+    """Return a fresh random API key (256 bits, URL-safe text)."""
+    return secrets.token_urlsafe(32)
+
+
+def _import_xllamacpp() -> Any:
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise ModelError(
+            "the embedded chat model needs xllamacpp; install the 'local' extra: "
+            "pip install -c constraints.txt 'tablerag-agents[local]'"
+        ) from exc
+    return xllamacpp
+
+
+def common_params(params: ServerParams, api_key: str) -> Any:
+    """Build the ``xllamacpp.CommonParams`` for ``params``, accepting only ``api_key``."""
+    if not api_key:
+        raise ValueError("the embedded server needs a non-empty API key")
+    p = _import_xllamacpp().CommonParams()
+    p.model.path = str(params.model_path)
+    p.n_parallel = params.n_parallel
+    p.n_ctx = params.n_ctx_per_slot * params.n_parallel
+    p.kv_unified = True  # slots share one KV cache, so a long prompt can use it all
+    p.cont_batching = True
+    p.cache_prompt = True
+    p.cpuparams.n_threads = params.threads
+    p.cpuparams_batch.n_threads = params.threads
+    p.hostnames = ["127.0.0.1"]
+    p.port = 0
+    p.api_keys = [api_key]  # other local users can reach 127.0.0.1 too
+    p.model_alias = {ALIAS}
+    p.verbosity = 0
+    p.warmup = False
+    return p
+
+
 class EmbeddedServer:
-    """A running xllamacpp server; dropping it (``stop``) shuts it down."""
+    """A running xllamacpp server; dropping it (``stop``) shuts it down.
+
+    ``api_key`` is its random key: clients send it as ``Authorization: Bearer``.
+    """
 
     def __init__(self, params: ServerParams) -> None:
         """Load the model and start listening (takes a few seconds)."""
-        try:
-            import xllamacpp
-        except ImportError as exc:
-            raise ModelError(
-                "the embedded chat model needs xllamacpp; install the 'local' extra: "
-                "pip install -c constraints.txt 'tablerag-agents[local]'"
-            ) from exc
-        p = xllamacpp.CommonParams()
-        p.model.path = str(params.model_path)
-        p.n_parallel = params.n_parallel
-        p.n_ctx = params.n_ctx_per_slot * params.n_parallel
-        p.kv_unified = True  # slots share one KV cache, so a long prompt can use it all
-        p.cont_batching = True
-        p.cache_prompt = True
-        p.cpuparams.n_threads = params.threads
-        p.cpuparams_batch.n_threads = params.threads
-        p.hostnames = ["127.0.0.1"]
-        p.port = 0
-        p.model_alias = {ALIAS}
-        p.verbosity = 0
-        p.warmup = False
+        xllamacpp = _import_xllamacpp()
+        self.api_key = new_api_key()
+        p = common_params(params, self.api_key)
         started = time.perf_counter()
         self._server: Any = xllamacpp.Server(p)
         self.load_seconds = time.perf_counter() - started
