@@ -1,1 +1,40 @@
-"""LangChain tools over the tablerag-agents engine."""
+"""LangChain tools over the tablerag-agents engine, and the toolkit that builds them.
+
+Example:
+    >>> from langchain.agents import create_agent
+    >>> from tablerag_agents.tools import TableRAGToolkit
+    >>> with TableRAGToolkit.from_folder("tables/") as toolkit:
+    ...     agent = create_agent(model, toolkit.get_tools())
+"""
+
+from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools._namespace import NamespaceStore
+from tablerag_agents.tools.catalog import TableCatalog
+from tablerag_agents.tools.describe_table import DescribeTableInput, DescribeTableTool
+from tablerag_agents.tools.python_sandbox import PythonSandboxInput, PythonSandboxTool
+from tablerag_agents.tools.retrieve_table_context import (
+    RetrieveTableContextInput,
+    RetrieveTableContextTool,
+)
+from tablerag_agents.tools.search_tables import SearchTablesInput, SearchTablesTool
+from tablerag_agents.tools.sql_query import SQLQueryInput, SQLQueryTool
+from tablerag_agents.tools.toolkit import TableRAGToolkit
+
+__all__ = [
+    "DescribeTableInput",
+    "DescribeTableTool",
+    "NamespaceStore",
+    "PythonSandboxInput",
+    "PythonSandboxTool",
+    "RetrieveTableContextInput",
+    "RetrieveTableContextTool",
+    "SQLQueryInput",
+    "SQLQueryTool",
+    "SearchTablesInput",
+    "SearchTablesTool",
+    "TableCatalog",
+    "TableRAGToolkit",
+    "TableTool",
+    "frame_payload",
+    "frame_text",
+]

@@ -1,0 +1,106 @@
+"""What every table tool shares: the base class, compact text and JSON artifacts."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any, Literal
+
+import pandas as pd
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
+from langchain_core.tools import BaseTool
+
+from tablerag_agents.tables.render import render_table
+
+#: Rows of a DataFrame shown to the model (the artifact keeps more).
+MAX_TEXT_ROWS = 20
+#: Rows of a DataFrame kept in an artifact.
+MAX_ARTIFACT_ROWS = 1_000
+
+
+class TableTool(BaseTool):
+    """Base of the table tools: errors go back to the model, data goes in the artifact.
+
+    Subclasses implement a blocking ``_run``; ``_arun`` runs it in a worker
+    thread (the engine is blocking: the sandbox, DuckDB, FAISS), so an agent's
+    event loop never waits on it.
+    """
+
+    handle_tool_error: bool = True
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+
+    async def _arun(
+        self,
+        *args: Any,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run :meth:`_run` in a thread, passing the config when it takes one."""
+        params = inspect.signature(self._run).parameters
+        if "config" in params:
+            kwargs["config"] = config
+        if "run_manager" in params and run_manager is not None:
+            kwargs["run_manager"] = run_manager.get_sync()
+        return await run_in_executor(config, self._run, *args, **kwargs)
+
+
+def frame_text(df: pd.DataFrame | pd.Series, max_rows: int = MAX_TEXT_ROWS) -> str:
+    """Render a DataFrame (or Series) as a compact markdown table for the model."""
+    frame = _as_frame(df)
+    if frame.empty and len(frame.columns) == 0:
+        return "(empty table)"
+    return render_table(frame, "markdown", max_rows=max_rows, max_cell_chars=80)
+
+
+def frame_payload(
+    df: pd.DataFrame | pd.Series, max_rows: int = MAX_ARTIFACT_ROWS
+) -> dict[str, Any]:
+    """Return ``{"columns", "records", "n_rows", "truncated"}``: the data as plain JSON.
+
+    A meaningful index (anything but 0..n-1, e.g. a groupby key) becomes columns.
+    """
+    frame = _as_frame(df)
+    part = frame.head(max_rows)
+    data = json.loads(
+        part.to_json(orient="split", index=False, date_format="iso", default_handler=str)
+    )
+    columns = [str(c) for c in data["columns"]]
+    return {
+        "columns": columns,
+        "records": [dict(zip(columns, row, strict=True)) for row in data["data"]],
+        "n_rows": len(frame),
+        "truncated": len(frame) > max_rows,
+    }
+
+
+def _as_frame(df: pd.DataFrame | pd.Series) -> pd.DataFrame:
+    frame = df.to_frame() if isinstance(df, pd.Series) else df
+    if (
+        not isinstance(frame.index, pd.RangeIndex)
+        or frame.index.start != 0
+        or frame.index.step != 1
+    ):
+        frame = frame.reset_index()
+    if not frame.columns.is_unique or any(not isinstance(c, str) for c in frame.columns):
+        frame = frame.set_axis(_unique_names(frame.columns), axis=1)
+    return frame
+
+
+def _unique_names(columns: pd.Index) -> list[str]:
+    out: list[str] = []
+    for col in columns:
+        name, n = str(col), 2
+        while name in out:
+            name, n = f"{col}_{n}", n + 1
+        out.append(name)
+    return out
+
+
+def jsonable(value: Any) -> Any:
+    """Return ``value`` as plain JSON data (frames as payloads, the rest via ``str``)."""
+    if isinstance(value, pd.DataFrame | pd.Series):
+        return frame_payload(value)
+    return json.loads(json.dumps(value, default=str))

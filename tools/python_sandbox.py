@@ -1,0 +1,149 @@
+"""``python_sandbox``: run pandas code over the tables in the bubblewrap sandbox.
+
+Variables persist between the calls of one conversation (keyed by the run's
+``thread_id``, or by a ``session_id`` the model may pass) without holding a
+sandbox worker between calls: see :mod:`tablerag_agents.tools._namespace` for
+how, and for which values survive.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import ToolException
+from pydantic import BaseModel, ConfigDict, Field
+from tablerag_agents.tools._base import TableTool, frame_text, jsonable
+from tablerag_agents.tools._namespace import NamespaceStore, run_code
+from tablerag_agents.tools.catalog import TableCatalog
+
+from tablerag_agents.errors import SandboxError, SandboxUnavailableError
+from tablerag_agents.sandbox import ExecResult
+from tablerag_agents.solve.hints import error_hint
+from tablerag_agents.tables import Table
+
+#: Characters of output shown to the model.
+MAX_OBSERVATION_CHARS = 2_000
+
+
+class PythonSandboxInput(BaseModel):
+    """Arguments of ``python_sandbox``."""
+
+    code: str = Field(
+        min_length=1,
+        description=(
+            "Python code to run. Each table is a pandas DataFrame named by its variable "
+            "name (describe_table shows it); the first table is also `df`. `pd` and `np` "
+            "are imported. The value of the last line is returned, and print() output "
+            "is shown. Example: df[df['Depth (m)'] > 100]['Lake'].tolist()"
+        ),
+    )
+    tables: list[str] | None = Field(
+        default=None,
+        description=(
+            "Ids of the tables to load. Omit to load every table when there are at most 10."
+        ),
+    )
+    session_id: str | None = Field(
+        default=None,
+        max_length=100,
+        description=(
+            "Leave empty: variables are kept for your next call in this conversation "
+            "anyway. Give a name only to work in a separate set of variables."
+        ),
+    )
+
+
+def conversation_key(config: RunnableConfig | None) -> str:
+    """Which conversation a call belongs to: the thread id, else the run id, else ``default``."""
+    config = config or {}
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    thread = configurable.get("thread_id") or metadata.get("thread_id")
+    if thread:
+        return f"thread:{thread}"
+    info = getattr(configurable.get("__pregel_runtime"), "execution_info", None)
+    run_id = getattr(info, "run_id", None) or metadata.get("run_id")
+    return f"run:{run_id}" if run_id else "default"
+
+
+class PythonSandboxTool(TableTool):
+    """Run model-written pandas code in the sandbox, keeping variables between calls."""
+
+    name: str = "python_sandbox"
+    description: str = (
+        "Run Python (pandas) code over the tables in a secure sandbox and see its "
+        "printed output and the value of its last line. Variables you define stay "
+        "available in your next calls of this conversation (DataFrames, numbers, "
+        "lists, dicts, imports, def functions). No files or network. Errors come back "
+        "as the last lines of the traceback: fix the code and call again."
+    )
+    args_schema: type[BaseModel] = PythonSandboxInput
+    catalog: TableCatalog
+    """The tables; the sandbox is ``catalog.resources.sandbox`` (created on first use)."""
+    namespaces: NamespaceStore
+    """Saved variables per conversation."""
+    timeout_s: float | None = None
+    """Time limit of one call's code (None: the sandbox policy's ``timeout_s``)."""
+    max_frame_mb: int = 64
+    """DataFrame memory kept per conversation between calls."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    def _run(
+        self,
+        code: str,
+        tables: list[str] | None = None,
+        session_id: str | None = None,
+        *,
+        config: RunnableConfig,
+    ) -> tuple[str, dict[str, Any]]:
+        named = self.catalog.select(tables)
+        frames = {name: t.df for name, t in named.items()}
+        frames = {"df": next(iter(frames.values())), **frames}
+        key = f"session:{session_id}" if session_id else conversation_key(config)
+        try:
+            sandbox = self.catalog.resources.sandbox
+        except RuntimeError as exc:  # the toolkit was closed
+            raise ToolException(f"the sandbox is not available: {exc}") from exc
+        try:
+            with self.namespaces.checkout(key) as saved:
+                result, new, notes = run_code(
+                    sandbox,
+                    frames,
+                    saved,
+                    code,
+                    timeout=self.timeout_s,
+                    max_frame_bytes=self.max_frame_mb * 1024 * 1024,
+                )
+                self.namespaces.put(key, new)
+        except (SandboxError, SandboxUnavailableError) as exc:
+            raise ToolException(f"the sandbox could not run the code: {exc}") from exc
+        text = _observation(result, code, named)
+        lost = [f"{n} ({why})" for n, why in new.lost.items()]
+        notes += [f"not kept for your next call: {', '.join(lost)}"] if lost else []
+        text += "".join(f"\n[note] {n}" for n in notes)
+        artifact = {
+            "ok": result.ok,
+            "value": jsonable(result.value) if result.value is not None else None,
+            "value_type": result.value_type,
+            "stdout": result.stdout,
+            "error": result.error,
+            "tables": {name: t.id for name, t in named.items()},
+            "variables": new.names(),
+        }
+        return text, artifact
+
+
+def _observation(result: ExecResult, code: str, named: dict[str, Table]) -> str:
+    """The text the model sees: output, then the error's last lines or the value."""
+    if result.error:
+        columns = [str(c) for t in named.values() for c in t.df.columns]
+        hint = error_hint(result.error, code, columns)
+        text = result.observation(MAX_OBSERVATION_CHARS)
+        return f"Error:\n{text}" + (f"\n{hint}" if hint else "")
+    if isinstance(result.value, pd.DataFrame | pd.Series):
+        out = result.stdout.rstrip("\n")[: MAX_OBSERVATION_CHARS // 2]
+        return (out + "\n" if out else "") + frame_text(result.value)
+    return result.observation(MAX_OBSERVATION_CHARS)

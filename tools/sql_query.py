@@ -1,0 +1,89 @@
+"""``sql_query``: read-only DuckDB SQL over the tables, in the SQL solver's locked engine.
+
+Every query gets a fresh in-memory DuckDB with external access disabled and
+its configuration locked (:class:`~tablerag_agents.solve.sql_engine.SafeDuckDB`):
+no files, no network, no extensions, one SELECT statement, a time limit and
+capped results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import ToolException
+from pydantic import BaseModel, ConfigDict, Field
+from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools.catalog import TableCatalog
+
+from tablerag_agents.solve.sql_engine import SafeDuckDB, sql_column_names
+
+_NAME_ERRORS = ("Binder Error", "Catalog Error", "not found", "does not exist")
+
+
+class SQLQueryInput(BaseModel):
+    """Arguments of ``sql_query``."""
+
+    query: str = Field(
+        min_length=1,
+        description=(
+            "One DuckDB SELECT statement. Tables are named by their variable name "
+            "(describe_table shows it, e.g. lakes_of_turkey); quote column names with "
+            'spaces or symbols in double quotes: SELECT "Lake", "Depth (m)" FROM '
+            'lakes_of_turkey ORDER BY "Depth (m)" DESC LIMIT 1'
+        ),
+    )
+    tables: list[str] | None = Field(
+        default=None,
+        description=(
+            "Ids of the tables the query uses. Omit to use every table when there are at most 10."
+        ),
+    )
+
+
+class SQLQueryTool(TableTool):
+    """Run one read-only SQL query over the tables in a locked-down DuckDB."""
+
+    name: str = "sql_query"
+    description: str = (
+        "Run one read-only SQL SELECT (DuckDB dialect) over the tables and get the "
+        "result rows. Good for filtering, counting, sorting and aggregating. Only "
+        "SELECT is allowed; files, network and extensions are disabled."
+    )
+    args_schema: type[BaseModel] = SQLQueryInput
+    catalog: TableCatalog
+    """The tables queries can use."""
+    timeout_s: float = 5.0
+    """Wall-clock limit of one query."""
+    max_rows: int = 200
+    """Rows returned at most (the model sees the first 20)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    def _run(self, query: str, tables: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        named = self.catalog.select(tables)
+        engine = SafeDuckDB(
+            {name: t.df for name, t in named.items()},
+            timeout_s=self.timeout_s,
+            max_rows=self.max_rows,
+        )
+        result = engine.run(query)
+        if not result.ok:
+            message = f"SQL error ({result.error_type}): {result.error}"
+            if any(marker in (result.error or "") for marker in _NAME_ERRORS):
+                message += "\n" + _schema_hint(engine)
+            raise ToolException(message)
+        frame = result.frame()
+        text = frame_text(frame) if len(frame) else "(no rows)"
+        if result.truncated:
+            text += f"\n[result cut at {len(frame)} rows; add LIMIT or aggregate]"
+        artifact = {"query": query, **frame_payload(frame), "truncated": result.truncated}
+        return text, artifact
+
+
+def _schema_hint(engine: SafeDuckDB) -> str:
+    """List the tables the query can use, with their exact column names."""
+    lines = ["Available tables and columns:"]
+    for name, df in engine.tables.items():
+        cols = ", ".join(f'"{c}"' for c in sql_column_names(list(df.columns)))
+        lines.append(f"- {name}: {cols}")
+    return "\n".join(lines)

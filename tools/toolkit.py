@@ -1,0 +1,174 @@
+"""``TableRAGToolkit``: every table tool, built from one set of tables and one config."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from langchain_core.tools import BaseTool, BaseToolkit
+from pydantic import ConfigDict, Field, PrivateAttr
+from tablerag_agents.tools._namespace import NamespaceStore
+from tablerag_agents.tools.catalog import TableCatalog
+from tablerag_agents.tools.describe_table import DescribeTableTool
+from tablerag_agents.tools.python_sandbox import PythonSandboxTool
+from tablerag_agents.tools.retrieve_table_context import RetrieveTableContextTool
+from tablerag_agents.tools.search_tables import SearchTablesTool
+from tablerag_agents.tools.sql_query import SQLQueryTool
+
+from tablerag_agents.config import Settings
+from tablerag_agents.resources import Resources
+from tablerag_agents.tables import Table, load_tables
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models import BaseChatModel
+
+    from tablerag_agents.sandbox import Sandbox, SandboxPolicy
+
+
+class TableRAGToolkit(BaseToolkit):
+    """The table tools over one catalog of tables, sharing models, sandbox and caches.
+
+    Build it with :meth:`from_folder`, :meth:`from_dataframes` or
+    :meth:`from_index`; close it (or use it as a context manager) to stop the
+    sandbox it created.
+
+    Example:
+        >>> with TableRAGToolkit.from_folder("tables/") as toolkit:
+        ...     agent = create_agent(model, toolkit.get_tools())
+    """
+
+    catalog: TableCatalog
+    """Tables, models and sandbox the tools share."""
+    namespaces: NamespaceStore = Field(default_factory=NamespaceStore)
+    """Saved ``python_sandbox`` variables per conversation."""
+    owns_resources: bool = True
+    """Close the resources (and the sandbox they created) in :meth:`close`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    _tools: list[BaseTool] | None = PrivateAttr(default=None)
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_tables(
+        cls,
+        tables: Iterable[Table],
+        *,
+        index_path: str | Path | None = None,
+        settings: Settings | None = None,
+        resources: Resources | None = None,
+        chat_model: BaseChatModel | None = None,
+        embeddings: Embeddings | None = None,
+        sandbox: Sandbox | None = None,
+        sandbox_policy: SandboxPolicy | None = None,
+    ) -> TableRAGToolkit:
+        """Build the toolkit over ``tables`` (and the corpus index at ``index_path``).
+
+        Args:
+            tables: In-memory tables (ids must be unique).
+            index_path: A saved corpus index whose tables are also available.
+            settings: Where models come from (default: env vars and ``tablerag.toml``).
+            resources: Share these resources (e.g. with a graph); not closed by
+                :meth:`close`. The other model/sandbox arguments are then ignored.
+            chat_model: Chat model for tools that need one (default: from settings).
+            embeddings: Embeddings for retrieval (default: from settings).
+            sandbox: Use this sandbox (not closed by :meth:`close`).
+            sandbox_policy: Limits of the sandbox created on first use.
+        """
+        owns = resources is None
+        if resources is None:
+            resources = Resources(
+                settings,
+                chat_model=chat_model,
+                embeddings=embeddings,
+                sandbox=sandbox,
+                sandbox_policy=sandbox_policy,
+            )
+        seen: set[str] = set()
+        for table in tables:
+            if table.id in seen:
+                raise ValueError(f"duplicate table id {table.id!r}")
+            seen.add(table.id)
+            resources.add_table(table)
+        catalog = TableCatalog(resources, corpus_path=index_path)
+        return cls(catalog=catalog, owns_resources=owns)
+
+    @classmethod
+    def from_folder(cls, path: str | Path, **kwargs: Any) -> TableRAGToolkit:
+        """Load every table file under ``path`` (csv, tsv, xlsx, parquet, json, sqlite...).
+
+        Unreadable files are skipped with a warning. Keyword arguments are those
+        of :meth:`from_tables`.
+        """
+        if not Path(path).exists():
+            raise FileNotFoundError(f"no such file or folder: {path}")
+        return cls.from_tables(load_tables(path, on_error="warn"), **kwargs)
+
+    @classmethod
+    def from_dataframes(
+        cls, frames: Mapping[str, pd.DataFrame] | Iterable[pd.DataFrame | Table], **kwargs: Any
+    ) -> TableRAGToolkit:
+        """Use DataFrames: ``{"name": df}`` (ids are the names) or a list (ids ``table_1``...).
+
+        A list may also hold :class:`Table` objects (with their captions).
+        """
+        if isinstance(frames, Mapping):
+            tables = [Table(str(name), df, caption=str(name)) for name, df in frames.items()]
+        else:
+            tables = [
+                item if isinstance(item, Table) else Table(f"table_{i}", item)
+                for i, item in enumerate(frames, start=1)
+            ]
+        return cls.from_tables(tables, **kwargs)
+
+    @classmethod
+    def from_index(cls, path: str | Path, **kwargs: Any) -> TableRAGToolkit:
+        """Use a corpus index saved by ``tablerag index`` or ``CorpusIndex.save``."""
+        if not (Path(path) / "manifest.json").is_file():
+            raise FileNotFoundError(f"no corpus index at {path} (manifest.json is missing)")
+        return cls.from_tables([], index_path=path, **kwargs)
+
+    # -- tools --------------------------------------------------------------------------
+
+    def get_tools(self) -> list[BaseTool]:
+        """Return the tools (the same instances on every call)."""
+        if self._tools is None:
+            catalog = self.catalog
+            self._tools = [
+                SearchTablesTool(catalog=catalog),
+                DescribeTableTool(catalog=catalog),
+                RetrieveTableContextTool(catalog=catalog),
+                PythonSandboxTool(catalog=catalog, namespaces=self.namespaces),
+                SQLQueryTool(catalog=catalog),
+            ]
+        return list(self._tools)
+
+    def get_tool(self, name: str) -> BaseTool:
+        """Return the tool called ``name``."""
+        for tool in self.get_tools():
+            if tool.name == name:
+                return tool
+        raise KeyError(f"no tool {name!r}; tools: {[t.name for t in self.get_tools()]}")
+
+    @property
+    def resources(self) -> Resources:
+        """The shared models, sandbox and tables (pass them to the graph to share them)."""
+        return self.catalog.resources
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the sandbox this toolkit created and drop caches and saved variables."""
+        self.namespaces.clear()
+        self.catalog.clear()
+        if self.owns_resources:
+            self.catalog.resources.close()
+
+    def __enter__(self) -> TableRAGToolkit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
