@@ -19,7 +19,9 @@ from typing import Any
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableBinding
+from langchain_openai import ChatOpenAI
 
 from tablerag_agents.errors import SandboxError
 from tablerag_agents.filtering.base import (
@@ -35,7 +37,7 @@ from tablerag_agents.sandbox import Sandbox, Session
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS, clean_numbers, describe_table
 from tablerag_agents.solve.quoting import fix_python_apostrophes
-from tablerag_agents.solve.runtime import QUIET, sample_replies
+from tablerag_agents.solve.runtime import QUIET, LLMReply, sample_replies
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +146,19 @@ def _run_sample(
     return Sample(code, key=(rows, cols))
 
 
+def _sample(
+    model: BaseChatModel, messages: list[BaseMessage], n: int, temperature: float, max_n: int
+) -> list[LLMReply]:
+    """``n`` sampled replies; an OpenAI-compatible model gets requests of at most ``max_n``."""
+    base = model.bound if isinstance(model, RunnableBinding) else model
+    if not isinstance(base, ChatOpenAI) or n <= max_n:
+        return sample_replies(model, messages, n, temperature)
+    replies: list[LLMReply] = []
+    while len(replies) < n:
+        replies += sample_replies(model, messages, min(max_n, n - len(replies)), temperature)
+    return replies
+
+
 def _vote(samples: list[Sample]) -> tuple[Any, int, int]:
     """The most common key, its votes, and how many samples voted."""
     keys = [s.key for s in samples if s.key is not None]
@@ -163,6 +178,7 @@ def llm_filter(
     temperature: float = 0.7,
     exec_timeout_s: float = 10.0,
     full_table_tokens: int = DEFAULT_FULL_TABLE_TOKENS,
+    max_n: int = 4,
 ) -> SubTable:
     """Select the rows and columns ``question`` needs by voting over sampled filter programs.
 
@@ -176,11 +192,14 @@ def llm_filter(
         df: The table (not empty).
         model: Chat model writing the filter code.
         sandbox: Where every program runs (one session for all samples).
-        samples: Programs drawn (one batched request when the model allows it).
+        samples: Programs drawn (batched requests when the model allows it).
         temperature: Sampling temperature.
         exec_timeout_s: Time limit of one program.
         full_table_tokens: Show every row in the prompt when the table fits in
             this many tokens, else the first rows.
+        max_n: Most choices in one request to an OpenAI-compatible server (the
+            embedded one allows as many as its parallel slots, 4): 5 samples
+            are then one request of 4 and one of 1.
 
     Raises:
         ValueError: On an empty table or ``samples < 1``.
@@ -198,7 +217,7 @@ def llm_filter(
     table = describe_table(frame, full_table_tokens=full_table_tokens)
     prompt = load_prompt("llm_filter").format(question=question, table=table)
     try:
-        replies = sample_replies(model, [HumanMessage(prompt)], samples, temperature)
+        replies = _sample(model, [HumanMessage(prompt)], samples, temperature, max(1, max_n))
     except Exception as exc:  # noqa: BLE001 - a failed model call degrades to no filter
         logger.warning("llm_filter: the model call failed: %s", exc)
         return SubTable.whole(df, METHOD, f"model call failed: {exc}", **meter.fields())

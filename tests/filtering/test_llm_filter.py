@@ -124,21 +124,24 @@ def test_program_state_does_not_leak_between_samples(seasons: pd.DataFrame, sand
     assert sub.rows == [0, 1, 2, 3, 4] and sub.columns == ["Year"] and sub.detail["votes"] == 2
 
 
-def test_openai_compatible_model_samples_in_one_request(seasons: pd.DataFrame, sandbox) -> None:
-    requests: list[dict] = []
+def _openai_model(requests: list[dict]) -> ChatOpenAI:
+    """An OpenAI-compatible endpoint that, like the embedded server, allows n <= 4."""
 
     def handler(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         requests.append(body)
+        n = body.get("n", 1)
+        if n > 4:
+            return httpx.Response(400, json={"error": {"message": "Field 'n': 1 <= n <= 4"}})
         choices = [
             {
                 "index": i,
                 "message": {"role": "assistant", "content": PICK_2003},
                 "finish_reason": "stop",
             }
-            for i in range(body.get("n", 1))
+            for i in range(n)
         ]
-        usage = {"prompt_tokens": 400, "completion_tokens": 60, "total_tokens": 460}
+        usage = {"prompt_tokens": 400, "completion_tokens": 15 * n, "total_tokens": 400 + 15 * n}
         return httpx.Response(
             200,
             json={
@@ -152,11 +155,21 @@ def test_openai_compatible_model_samples_in_one_request(seasons: pd.DataFrame, s
         )
 
     client = httpx.Client(transport=httpx.MockTransport(handler))
-    model = ChatOpenAI(base_url="http://local/v1", api_key="x", model="m", http_client=client)
-    sub = llm_filter(Q, seasons, model, sandbox, samples=5, temperature=0.7)
-    assert len(requests) == 1 and requests[0]["n"] == 5 and requests[0]["temperature"] == 0.7
-    assert (sub.rows, sub.columns) == ([2], ["Year", "League"]) and sub.detail["votes"] == 5
-    assert sub.input_tokens == 400 and sub.output_tokens >= 60
+    return ChatOpenAI(
+        base_url="http://local/v1", api_key="x", model="m", http_client=client, max_retries=0
+    )
+
+
+@pytest.mark.parametrize(("samples", "requested"), [(4, [4]), (5, [4, 1]), (9, [4, 4, 1])])
+def test_openai_compatible_model_samples_in_batched_requests(
+    seasons: pd.DataFrame, sandbox, samples: int, requested: list[int]
+) -> None:
+    requests: list[dict] = []
+    sub = llm_filter(Q, seasons, _openai_model(requests), sandbox, samples=samples, temperature=0.7)
+    assert [r.get("n", 1) for r in requests] == requested
+    assert {r["temperature"] for r in requests} == {0.7}
+    assert (sub.rows, sub.columns) == ([2], ["Year", "League"]) and sub.detail["votes"] == samples
+    assert sub.input_tokens == 400 * len(requested) and sub.output_tokens >= 15 * samples
 
 
 def test_model_error_falls_back(seasons: pd.DataFrame, sandbox) -> None:
