@@ -31,7 +31,7 @@ def llm_cache(settings: Settings) -> BaseCache | None:
 
 
 def _embedded_chat(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+    from tablerag_agents.models.tool_calling import EmbeddedChatModel
 
     model_path = ensure_gguf(Path(settings.cache_dir) / "models")
     server = get_server(
@@ -42,7 +42,8 @@ def _embedded_chat(settings: Settings, common: dict[str, Any]) -> BaseChatModel:
             n_threads=settings.n_threads,
         )
     )
-    return ChatOpenAI(
+    # Parses the tool calls this model writes as text (see models/tool_calling.py).
+    return EmbeddedChatModel(
         base_url=server.base_url,
         api_key=SecretStr(server.api_key),  # the server's random per-process key
         model=ALIAS,
