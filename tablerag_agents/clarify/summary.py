@@ -15,8 +15,12 @@ from tablerag_agents.clarify.wiki import WikiPage, WikipediaProvider, truncate_t
 from tablerag_agents.retrieval.tokenize import Tokenizer
 from tablerag_agents.solve.normalize import normalize_text, parse_number
 
-_CAPTION_COVERAGE = 0.51
-"""Share of the caption's words a search hit's title must contain (more than half)."""
+# When a search hit counts: its title shares two words with the query (all of a
+# one-word query) and covers this share of the query's words, or this share of
+# its own words are query words ("List" aside). A caption hit may do either; a
+# header query is a bag of column words, so only a title made of them counts.
+_CAPTION_QUERY_COVERAGE, _CAPTION_TITLE_COVERAGE = 0.51, 1.0
+_HEADER_QUERY_COVERAGE, _HEADER_TITLE_COVERAGE = float("inf"), 0.66
 
 # Header words that say nothing about a table's topic.
 _GENERIC_HEADER_WORDS = frozenset(
@@ -44,26 +48,22 @@ def header_query(headers: Sequence[str], max_words: int = 10) -> str:
     return " ".join(words[:max_words])
 
 
-def _relevant(query: list[str], title: list[str], min_coverage: float) -> bool:
-    """Whether a hit's title words match enough of the query's words.
-
-    The title must share two words (all of a one-word query) and either cover
-    ``min_coverage`` of the query or consist only of query words.
-    """
-    q, t = set(query), set(title)
+def _relevant(query: list[str], title: list[str], query_share: float, title_share: float) -> bool:
+    """Whether a hit's title words match enough of the query's words (see above)."""
+    q, t = set(query), set(title) - {"list"}
     shared = len(q & t)
-    if not q or shared < min(2, len(q)):
+    if not q or not t or shared < min(2, len(q)):
         return False
-    return shared / len(q) >= min_coverage or t <= q
+    return shared / len(q) >= query_share or shared / len(t) >= title_share
 
 
 def _first_page(
-    provider: WikipediaProvider, query: str, min_coverage: float, k: int = 3
+    provider: WikipediaProvider, query: str, shares: tuple[float, float], k: int = 3
 ) -> WikiPage | None:
     tokenize = Tokenizer()
     words = tokenize(query)
     for title in provider.search(query, k):
-        if not _relevant(words, tokenize(title), min_coverage):
+        if not _relevant(words, tokenize(title), *shares):
             continue
         page = provider.page_intro(title)
         if page is not None:
@@ -83,18 +83,21 @@ def table_summary(
     Tries, in order: the page titled exactly like the caption, the best search
     hit for the caption, the best search hit for a query built from the
     headers. A search hit must look relevant: its title shares at least two
-    words with the query (all of a one-word query) and, for the caption, holds
-    more than half of the caption's words or only caption words, so
-    "WRU Division One East" does not get "East Anglia ONE". The text is cut to
-    ``max_chars`` (at a sentence end when possible).
+    words with the query and, for the caption, holds more than half of the
+    caption's words or only caption words ("WRU Division One East" does not
+    get "East Anglia ONE"); for the headers, two thirds of the title's words
+    are header words. The text is cut to ``max_chars`` (at a sentence end when
+    possible).
     """
     caption = " ".join(caption.split())
     page: WikiPage | None = None
     if caption:
-        page = provider.page_intro(caption) or _first_page(provider, caption, _CAPTION_COVERAGE)
+        shares = (_CAPTION_QUERY_COVERAGE, _CAPTION_TITLE_COVERAGE)
+        page = provider.page_intro(caption) or _first_page(provider, caption, shares)
     if page is None:
         query = header_query(headers)
-        page = _first_page(provider, query, 0.0) if query else None
+        shares = (_HEADER_QUERY_COVERAGE, _HEADER_TITLE_COVERAGE)
+        page = _first_page(provider, query, shares) if query else None
     if page is None:
         return None
     return page.model_copy(update={"text": truncate_text(page.text, max_chars)})

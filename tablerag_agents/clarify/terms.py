@@ -23,6 +23,8 @@ from tablerag_agents.solve.runtime import call_model
 _PAIR = re.compile(r'"([^"\n]{1,80})"\s*:\s*"([^"\n]*)"')
 _CONTAINER_KEYS = ("explanations", "terms", "clarifications", "definitions")
 _QUOTES = "\"'`*“”‘’"
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_DOUBLE_QUOTED = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
 
 
 class Clarification(BaseModel):
@@ -99,6 +101,15 @@ def _find_in_sources(term: str, sources: Sequence[str]) -> str | None:
     return None
 
 
+def _numbers(text: str) -> set[str]:
+    return {m.replace(",", "") for m in _DIGITS.findall(text)}
+
+
+def _quoted(text: str) -> set[str]:
+    """Lower-cased contents of the double-quoted spans of ``text`` (titles of works)."""
+    return {" ".join(m.lower().split()) for m in _DOUBLE_QUOTED.findall(text)}
+
+
 def clarify_terms(
     question: str,
     headers: Sequence[str],
@@ -110,9 +121,13 @@ def clarify_terms(
 ) -> Clarification:
     """Ask ``model`` to explain the unusual terms of a question and its table's headers.
 
-    Explanations of terms that do not occur (case-insensitively, as whole
-    words) in the question, the headers or the caption are dropped, as is a
-    "term" that is the whole question; a kept term is spelled as in the
+    Guards against a model that answers or invents facts: explanations of
+    terms that do not occur (case-insensitively, as whole words) in the
+    question, the headers or the caption are dropped, as are a "term" that is
+    the whole question, a term the question puts in double quotes (a title:
+    explaining it means recalling facts about it) and an explanation holding a
+    number the question, headers and caption do not (a year or a count is a
+    fact, maybe the answer, not a definition). A kept term is spelled as in the
     headers, else the caption, else the question. An unparsable reply gives
     no terms.
 
@@ -136,15 +151,16 @@ def clarify_terms(
         question=question.strip(),
     )
     reply = call_model(model, [HumanMessage(prompt)])
-    whole_question = " ".join(question.lower().split()).rstrip("?.! ")
     sources = [*header_list, caption, question]  # a column name keeps its exact spelling
+    known_numbers = _numbers(" ".join(sources))
+    banned = _quoted(question) | {" ".join(question.lower().split()).rstrip("?.! ")}
     terms: dict[str, str] = {}
     for raw_term, raw_expl in parse_explanations(reply.text).items():
         term = _find_in_sources(raw_term, sources)
         expl = " ".join(raw_expl.split())
-        if not term or not expl or term.lower().rstrip("?.! ") == whole_question:
+        if not term or not expl or term.lower().rstrip("?.! ") in banned:
             continue
-        if term.lower() in (t.lower() for t in terms):
+        if term.lower() in (t.lower() for t in terms) or not _numbers(expl) <= known_numbers:
             continue
         if len(expl) > max_explanation_chars:
             expl = expl[: max_explanation_chars - 1].rstrip() + "…"

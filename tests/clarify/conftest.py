@@ -54,9 +54,14 @@ PAGES = [
         "intro": "The Welsh Rugby Union is the governing body of rugby union in Wales.",
     },
     {
-        "title": "Bonus points in rugby union",
+        "title": "Bonus points system",
         "url": "https://en.wikipedia.org/wiki/Bonus_points_system",
         "intro": "A try bonus and a losing bonus give rugby union clubs extra league points.",
+    },
+    {
+        "title": "Time FM (TV series)",
+        "url": "https://en.wikipedia.org/wiki/Time_FM_(TV_series)",
+        "intro": "Time FM is a comedy series produced by Dreamteam Studios and ntv7 in 2011.",
     },
     {
         "title": "Dave Nelson",

@@ -49,6 +49,27 @@ def test_terms_must_be_whole_words_and_not_the_whole_question() -> None:
     assert result.terms == {"Try bonus": "A bonus point for tries."}
 
 
+def test_titles_in_quotes_and_explanations_with_new_numbers_are_dropped() -> None:
+    # Seen with the embedded 1.5B model: invented facts about song titles, with years.
+    question = 'which year was "try not to think" and "bleach" released?'
+    headers = ["Single/EP", "Release date", "UK Singles Chart Position"]
+    reply = (
+        '{"explanations": {"try not to think": "A song.", "Bleach": "A song.", '
+        '"Single/EP": "A single or an extended play record.", '
+        '"release date": "The day the record came out, e.g. in 1968.", '
+        '"UK Singles Chart Position": "The highest place it reached in the UK chart."}}'
+    )
+    result = clarify_terms(question, headers, ScriptedChatModel([reply]))
+    assert result.terms == {
+        "Single/EP": "A single or an extended play record.",
+        "UK Singles Chart Position": "The highest place it reached in the UK chart.",
+    }
+    # A number the question already holds is fine.
+    reply = '{"20 metre club": "Athletes who threw the shot put 20 metres or more."}'
+    result = clarify_terms("who joined the 20 metre club?", ["Name"], ScriptedChatModel([reply]))
+    assert list(result.terms) == ["20 metre club"]
+
+
 @pytest.mark.parametrize(
     "reply",
     [
