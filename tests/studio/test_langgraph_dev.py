@@ -231,6 +231,7 @@ def test_langgraph_dev_serves_runs_streams_and_keeps_history(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)
 def test_langgraph_dev_runs_the_embedded_model_offline(tmp_path: Path) -> None:
     """The default configuration (the embedded local model) through Studio's server."""
     table = str(DATA / "lakes_of_turkey.csv")
