@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import requests
 import wikipedia
 from pydantic import BaseModel
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)")
 # Text tokenized with spaces around punctuation (OTT-QA intros): "season . The ( NBA )".
@@ -75,6 +77,27 @@ def truncate_text(text: str, max_chars: int) -> str:
 _NETWORK_ERRORS = (requests.RequestException, OSError, RuntimeError, ValueError, KeyError)
 
 
+def _with_timeout(fn: Callable[[], T], timeout_s: float) -> T:
+    """Run ``fn`` in a daemon thread; raise its error, or TimeoutError after ``timeout_s``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # handed to the caller below
+            box["error"] = e
+
+    thread = threading.Thread(target=run, name="wikipedia-request", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
+
+
 class OnlineWikipedia:
     """Page intros from wikipedia.org via the ``wikipedia`` package.
 
@@ -82,14 +105,23 @@ class OnlineWikipedia:
     failure is logged as a warning (later ones at debug level) and further
     calls are skipped for ``retry_after_s`` seconds, so an offline machine
     does not pay for a failing request on every call. The ``wikipedia``
-    package keeps its language in a module global, which is set before each
-    request; it sends requests without a timeout.
+    package sends requests without a timeout, so each look-up runs in a
+    daemon thread and counts as failed after ``timeout_s``. The package keeps
+    its language in a module global, which is set before each request.
     """
 
-    def __init__(self, lang: str = "en", max_chars: int = 1000, retry_after_s: float = 300.0):
+    def __init__(
+        self,
+        lang: str = "en",
+        max_chars: int = 1000,
+        *,
+        timeout_s: float = 10.0,
+        retry_after_s: float = 300.0,
+    ) -> None:
         """Use the ``lang`` Wikipedia and cut intros to ``max_chars`` characters."""
         self.lang = lang
         self.max_chars = max_chars
+        self.timeout_s = timeout_s
         self.retry_after_s = retry_after_s
         self._down_until = 0.0
         self._warned = False
@@ -120,11 +152,14 @@ class OnlineWikipedia:
         """Return the intro of the page ``title`` (no auto-suggest), or None."""
         if not title.strip() or not self._available():
             return None
-        try:
+
+        def fetch() -> tuple[str, str, str]:
             self._use_lang()
             page = wikipedia.page(title, auto_suggest=False, redirect=True)
-            text = page.summary
-            url, found = page.url, page.title
+            return page.summary, page.url, page.title
+
+        try:
+            text, url, found = _with_timeout(fetch, self.timeout_s)
         except (wikipedia.exceptions.PageError, wikipedia.exceptions.DisambiguationError):
             return None
         except (wikipedia.exceptions.WikipediaException, *_NETWORK_ERRORS) as e:
@@ -138,9 +173,13 @@ class OnlineWikipedia:
         """Return up to ``k`` titles from Wikipedia's search, or ``[]``."""
         if not query.strip() or k <= 0 or not self._available():
             return []
-        try:
+
+        def fetch() -> list[str]:
             self._use_lang()
-            titles = wikipedia.search(query, results=k)
+            return list(wikipedia.search(query, results=k))
+
+        try:
+            titles = _with_timeout(fetch, self.timeout_s)
         except (wikipedia.exceptions.WikipediaException, *_NETWORK_ERRORS) as e:
             self._failed(f"search {query!r}", e)
             return []

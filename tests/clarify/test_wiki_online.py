@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -129,3 +131,22 @@ def test_fallback_asks_providers_in_order() -> None:
     assert wiki.search("q", k=1) == ["B"]
     assert FallbackWikipedia([]).page_intro("A") is None
     assert FallbackWikipedia([]).search("A") == []
+
+
+def test_a_hanging_request_times_out(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = threading.Event()
+
+    def hanging_search(query: str, results: int = 10) -> list[str]:
+        release.wait(10)
+        return ["late"]
+
+    monkeypatch.setattr(wikipedia, "search", hanging_search)
+    wiki = OnlineWikipedia(timeout_s=0.2)
+    started = time.perf_counter()
+    with caplog.at_level(logging.WARNING, logger="tablerag_agents.clarify.wiki"):
+        assert wiki.search("lakes") == []
+    release.set()
+    assert time.perf_counter() - started < 5
+    assert "no answer within 0.2 s" in caplog.text
