@@ -10,6 +10,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandas as pd
@@ -36,10 +37,11 @@ class SandboxStats:
     crashes: int = 0
 
 
-def _kill_all(workers: set[WorkerProcess]) -> None:
+def _kill_all(workers: set[WorkerProcess], spawner: ThreadPoolExecutor) -> None:
     for worker in list(workers):
         worker.kill()
     workers.clear()
+    spawner.shutdown(wait=False)
 
 
 class Sandbox:
@@ -84,7 +86,8 @@ class Sandbox:
         self._idle: list[WorkerProcess] = []
         self._all: set[WorkerProcess] = set()
         self._closed = False
-        self._finalizer = weakref.finalize(self, _kill_all, self._all)
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="tablerag-sandbox-spawner")
+        self._finalizer = weakref.finalize(self, _kill_all, self._all, self._spawner)
         self._probe()
         if self.policy.prewarm:
             with self._cond:
@@ -147,6 +150,12 @@ class Sandbox:
                 os.close(fd)
 
     def _spawn(self) -> WorkerProcess:
+        # bwrap's --die-with-parent fires when the *thread* that started it exits, so
+        # workers are started from one long-lived thread, never from a caller's
+        # (e.g. an executor thread of one agent run) that may end while they serve.
+        return self._spawner.submit(self._spawn_here).result()
+
+    def _spawn_here(self) -> WorkerProcess:
         host_ctrl, child_ctrl = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = self._with_filter_fd()
         try:
