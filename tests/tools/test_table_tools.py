@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import ToolException
 from tablerag_agents.tools import SearchTablesTool, TableRAGToolkit
-from tools_testdata import fake_embeddings, wtq_tables
+from tools_testdata import call, fake_embeddings, wtq_tables
 
 from tablerag_agents.index import count_tokens
 from tablerag_agents.tables import Table
@@ -22,13 +21,6 @@ SAMPLE_IDS = [
     "superbike_1990_season_rounds",
     "usl_a_league_team_seasons",
 ]
-
-
-def call(tool: BaseTool, **args: Any) -> ToolMessage:
-    """Invoke ``tool`` as an agent does (a tool call), returning the ToolMessage."""
-    message = tool.invoke({"type": "tool_call", "id": "call_1", "name": tool.name, "args": args})
-    assert isinstance(message, ToolMessage)
-    return message
 
 
 @pytest.mark.parametrize(
