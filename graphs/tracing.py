@@ -66,10 +66,22 @@ def summarize(update: dict[str, Any]) -> dict[str, Any]:
         if key == "attempts" and value:
             last = value[-1]
             out[key] = {k: last.get(k) for k in ("solver", "answer", "error", "tried")}
+            out[key]["steps"] = [_step(step) for step in last.get("trace") or []]
             continue
         text = repr(value)
         out[key] = value if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"
     return out
+
+
+def _step(step: dict[str, Any]) -> dict[str, Any]:
+    """A solver step for the trace: what it ran and what came back (cut)."""
+    observation = str(step.get("observation", ""))
+    return {
+        "action": step.get("action"),
+        "code": step.get("code", ""),
+        "ok": step.get("ok"),
+        "observation": observation[:_SUMMARY_CHARS],
+    }
 
 
 def traced(name: str, node: Node) -> Node:

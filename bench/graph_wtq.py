@@ -1,0 +1,215 @@
+"""The TableRAG graph end to end on WikiTableQuestions, with ablations from the context alone.
+
+Each variant is a set of graph settings (``Context`` fields); every variant
+answers the same fixed-seed sample, question by question. Per-question records
+go to JSONL as they finish (a rerun resumes); the summary JSON names the split,
+the sample's seed and ids, and every setting.
+
+Splits: ``dev`` samples are for tuning; ``test`` samples exclude every WTQ
+question id found in any earlier ``bench/results`` file, so they are disjoint
+from everything looked at so far. Report a test figure once, after tuning.
+
+    python bench/graph_wtq.py --split dev --seed 0 --n 30 --variants graph
+    python bench/graph_wtq.py --split test --seed 3 --n 100 \
+        --variants graph,no_filter,filter_semantic,clarify_terms --name graph_wtq_test
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from tablerag_agents.graphs import Context, build_graph
+
+from tablerag_agents.config import Settings
+from tablerag_agents.evaluation.datasets import QAExample, load_wtq, read_wtq_table, sample_examples
+from tablerag_agents.evaluation.metrics import exact_match
+from tablerag_agents.resources import Resources
+from tablerag_agents.tables import Table
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "graph": {},
+    "solver_sql": {"solver": "sql", "retry_solvers": []},
+    "no_expansion": {"expand_query": False},
+    "filter_semantic": {"filter": "semantic"},
+    "filter_llm": {"filter": "llm"},
+    "filter_pieta": {"filter": "pieta"},
+    "clarify_terms": {"clarify_terms": True},
+    "wikipedia": {"wikipedia": True},
+    "table_string": {"table_format": "string"},
+    "table_html": {"table_format": "html"},
+}
+
+
+def parse_args() -> argparse.Namespace:
+    """Command-line options."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--questions", type=Path, default=REPO / "../shared/data/wtq/training.tsv")
+    ap.add_argument("--tables-root", type=Path, default=REPO / "../shared/data/wtq/")
+    ap.add_argument("--split", choices=["dev", "test"], required=True)
+    ap.add_argument("--n", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variants", default="graph", help=f"from {','.join(VARIANTS)}")
+    ap.add_argument("--max-tokens", type=int, default=400)
+    ap.add_argument("--name", default=None, help="results file stem")
+    return ap.parse_args()
+
+
+def seen_question_ids(exclude: Path | None = None) -> set[str]:
+    """WTQ question ids in any earlier results file (``id`` in JSONL, ``question_ids`` in JSON)."""
+    seen: set[str] = set()
+    for path in RESULTS.glob("*.json*"):
+        if exclude is not None and path.stem == exclude.stem:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            for line in text.splitlines():
+                if line.strip():
+                    qid = json.loads(line).get("id")
+                    if isinstance(qid, str) and qid.startswith("nt-"):
+                        seen.add(qid)
+        else:
+            data = json.loads(text)
+            ids = data.get("question_ids", []) if isinstance(data, dict) else []
+            seen.update(i for i in ids if isinstance(i, str) and i.startswith("nt-"))
+    return seen
+
+
+def bootstrap_interval(values: list[bool], rounds: int = 2000, seed: int = 0) -> list[float]:
+    """95% bootstrap interval of the mean of ``values``."""
+    import random
+
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choice(values) for _ in range(n)) / n for _ in range(rounds))
+    return [round(means[int(0.025 * rounds)], 3), round(means[int(0.975 * rounds) - 1], 3)]
+
+
+def run_one(graph: Any, res: Resources, ex: QAExample, ctx: Context) -> dict[str, Any]:
+    """Answer one question; the record with the answer, correctness, cost and trace."""
+    table = Table(ex.table_path.stem, read_wtq_table(ex.table_path), caption="")
+    res.add_table(table)
+    started = time.perf_counter()
+    error = None
+    out: dict[str, Any] = {}
+    try:
+        out = graph.invoke({"question": ex.question, "tables": [table.id]}, context=ctx)
+    except Exception as exc:  # a crash is a result too: counted, not hidden
+        error = f"{type(exc).__name__}: {exc}"
+    answer = out.get("answer") or {}
+    trace = out.get("trace") or []
+    items = answer.get("items") or []
+    return {
+        "id": ex.id,
+        "question": ex.question,
+        "table": ex.table_path.name,
+        "gold": ex.answers,
+        "answer": answer.get("text", ""),
+        "items": items,
+        "correct": bool(items) and exact_match(items, ex.answers),
+        "abstained": answer.get("abstained", True),
+        "solver": answer.get("solver", ""),
+        "error": error or answer.get("error"),
+        "crashed": error is not None,
+        "seconds": round(time.perf_counter() - started, 2),
+        "input_tokens": sum(r.get("input_tokens", 0) for r in trace),
+        "output_tokens": sum(r.get("output_tokens", 0) for r in trace),
+        "nodes": [r["node"] for r in trace],
+        "trace": trace,
+    }
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy with its interval, abstentions, crashes, tokens and seconds."""
+    correct = [r["correct"] for r in records]
+    seconds = [r["seconds"] for r in records]
+    return {
+        "n": len(records),
+        "accuracy": round(sum(correct) / len(records), 3),
+        "accuracy_95ci": bootstrap_interval(correct),
+        "abstained": sum(r["abstained"] for r in records),
+        "crashed": sum(r["crashed"] for r in records),
+        "mean_input_tokens": round(statistics.mean(r["input_tokens"] for r in records)),
+        "mean_output_tokens": round(statistics.mean(r["output_tokens"] for r in records)),
+        "p50_seconds": round(statistics.median(seconds), 1),
+        "p95_seconds": round(sorted(seconds)[max(0, int(0.95 * len(seconds)) - 1)], 1),
+    }
+
+
+def main() -> None:
+    """Run every variant over the sample with resume, then write the summary JSON."""
+    args = parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    name = args.name or f"graph_wtq_{args.split}_seed{args.seed}"
+    traces = RESULTS / f"{name}.jsonl"
+    examples = load_wtq(args.questions, args.tables_root)
+    exclude = seen_question_ids(exclude=traces) if args.split == "test" else set()
+    sample = sample_examples(examples, args.n, args.seed, exclude=exclude)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if traces.exists():
+        for line in traces.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                done[(rec["id"], rec["variant"])] = rec
+    settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
+    res = Resources(settings)
+    graph = build_graph(res)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with traces.open("a", encoding="utf-8") as fh:
+        for i, ex in enumerate(sample, 1):
+            for variant in variants:
+                if (ex.id, variant) in done:
+                    continue
+                rec = run_one(graph, res, ex, Context(**VARIANTS[variant]))
+                rec["variant"] = variant
+                done[(ex.id, variant)] = rec
+                fh.write(json.dumps(rec, default=str) + "\n")
+                fh.flush()
+                mark = "OK " if rec["correct"] else "   "
+                print(
+                    f"[{i}/{len(sample)}] {mark}{variant:<16}{rec['seconds']:6.1f}s {ex.id}: "
+                    f"{rec['answer'][:40]!r} gold={ex.answers}",
+                    flush=True,
+                )
+    res.close()
+    ids = [ex.id for ex in sample]
+    rows = {v: summarize([done[(q, v)] for q in ids]) for v in variants}
+    for variant, row in rows.items():
+        print(f"{variant:<16} {json.dumps(row)}")
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    summary = {
+        "name": name,
+        "split": args.split,
+        "seed": args.seed,
+        "n": len(sample),
+        "excluded_seen_ids": len(exclude),
+        "question_ids": ids,
+        "git_commit": commit,
+        "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
+        "max_tokens": args.max_tokens,
+        "variants": {v: VARIANTS[v] for v in variants},
+        "summary": rows,
+        "traces": traces.name,
+    }
+    out = RESULTS / f"{name}.json"
+    out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(f"saved {out} and {traces}")
+
+
+if __name__ == "__main__":
+    main()
