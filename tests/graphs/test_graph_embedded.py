@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tablerag_agents.graphs import Context, build_graph
 
 from tablerag_agents.config import Settings
-from tablerag_agents.graphs import Context, build_graph
 from tablerag_agents.qa import sample_tables_dir
 from tablerag_agents.resources import Resources
 
