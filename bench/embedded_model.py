@@ -25,6 +25,10 @@ PREFIX = "You are a careful data analyst. The table below lists football seasons
 )
 
 
+API_KEY = ""
+"""The embedded server's per-process key (set in main)."""
+
+
 def chat(
     url: str, content: str, max_tokens: int, seed: int = 0, temp: float = 0.0, n: int = 1
 ) -> dict:
@@ -38,7 +42,8 @@ def chat(
         "n": n,
     }
     started = time.perf_counter()
-    resp = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=600)
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    resp = httpx.post(f"{url}/v1/chat/completions", json=body, headers=headers, timeout=600)
     resp.raise_for_status()
     data = resp.json()
     data["wall_s"] = time.perf_counter() - started
@@ -61,6 +66,8 @@ def main() -> None:
     server = get_server(params)
     load_s = time.perf_counter() - started
     url = server.address
+    global API_KEY
+    API_KEY = server.api_key
 
     # Prompt and generation speed, from the server's own timings.
     q = "\n\nQuestion: in which year did the team first reach the Final? Think step by step."
