@@ -21,16 +21,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
-from langchain_core.messages.ai import add_usage
-from langchain_core.messages.tool import (
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
     InvalidToolCall,
     ToolCall,
     ToolCallChunk,
-    invalid_tool_call,
-    tool_call,
-    tool_call_chunk,
 )
+from langchain_core.messages.ai import add_usage
+from langchain_core.messages.tool import invalid_tool_call, tool_call, tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.utils.json import parse_partial_json
 from langchain_openai import ChatOpenAI
@@ -48,6 +49,11 @@ _CALL_START = re.compile(r"[{`<]")
 FORMAT_HINT = (
     'Call a tool by replying with exactly:\n<tool_call>\n{"name": "<tool name>", '
     '"arguments": {<the arguments as a JSON object>}}\n</tool_call>'
+)
+
+TOOL_RESULT_HINT = (
+    "Question: {question}\nIf the tool results above answer it, write the answer; "
+    "otherwise call a tool."
 )
 
 
@@ -210,6 +216,8 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
         except ValueError:
             continue
         parts = _call_parts(value, tool_names)
+        if parts is not None and text[start - 1 : start] == "{":  # {{"name": ...}}, copied
+            start, end = start - 1, end + (text[end : end + 1] == "}")  # from the template
         if parts is not None and free(start, end):
             spans.append((start, end))
             found.append((start, end, [_make_call(n, a) for n, a in parts]))
@@ -302,6 +310,16 @@ def _readable_arguments(message: dict[str, Any]) -> None:
             message.pop("tool_calls", None)
 
 
+def _last_question(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            return str(content or "").strip()
+    return ""
+
+
 def _retry_messages(messages: list[BaseMessage], raw: str, errors: list[str]) -> list[BaseMessage]:
     feedback = "Your tool call could not be used: " + "; ".join(errors) + ".\n" + FORMAT_HINT
     return [*messages, AIMessage(content=raw), HumanMessage(content=feedback)]
@@ -333,6 +351,12 @@ class EmbeddedChatModel(ChatOpenAI):
 
     tool_call_retries: int = 1
     """How often a reply whose only calls are unreadable is sent back for a retry."""
+    tool_result_hint: str | None = TOOL_RESULT_HINT
+    """User turn added after tool results (``{question}``: the last user message).
+
+    Without it the 1.5B model tends to explain the tool instead of answering
+    from its result. It is sent with the request only, never kept in the history.
+    """
 
     def _get_request_payload(
         self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
@@ -341,6 +365,10 @@ class EmbeddedChatModel(ChatOpenAI):
         for message in payload.get("messages", []):
             if message.get("role") == "assistant":
                 _readable_arguments(message)
+        messages = payload.get("messages", [])
+        if self.tool_result_hint and messages and messages[-1].get("role") == "tool":
+            hint = self.tool_result_hint.replace("{question}", _last_question(messages))
+            messages.append({"role": "user", "content": hint})
         tools = payload.get("tools")
         if tools and (schema := _forced_schema(tools, payload.get("tool_choice"))):
             payload.pop("tool_choice")

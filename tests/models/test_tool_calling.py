@@ -142,6 +142,16 @@ FENCED = 'Let me compute it.\n```json\n{"name": "multiply", "arguments": {"a": 1
             [("multiply", {"a": 3, "b": 4}), ("lake_depth", {"lake": "Lake Van"})],
             "",
         ),
+        (  # bare, with the doubled braces of the template's example, even unbalanced
+            '{{"name": "multiply", "arguments": {"a": 17, "b": 23}}',
+            [("multiply", {"a": 17, "b": 23})],
+            "",
+        ),
+        (
+            'Call: {{"name": "multiply", "arguments": {"a": 1, "b": 2}}}\nok',
+            [("multiply", {"a": 1, "b": 2})],
+            "Call: \nok",
+        ),
         (  # an unclosed block at the end of the reply (stopped early)
             '<tool_call>\n{"name": "multiply", "arguments": {"a": 7, "b": 8}}',
             [("multiply", {"a": 7, "b": 8})],
@@ -239,7 +249,28 @@ def test_tools_and_history_are_sent_natively_for_the_servers_template() -> None:
     }
     # The server's Qwen2.5 template renders role "tool" as <tool_response> in a user turn.
     assert tool_msg == {"role": "tool", "content": "408", "tool_call_id": "call_1"}
+    # The small model answers from tool results when the question is repeated after them.
+    assert body["messages"][3] == {
+        "role": "user",
+        "content": "Question: What is 12 times 34?\nIf the tool results above answer it, "
+        "write the answer; otherwise call a tool.",
+    }
+    assert len(body["messages"]) == 4
     assert "tool_choice" not in body and "json_schema" not in body
+
+
+def test_the_tool_result_hint_is_only_sent_after_tool_results() -> None:
+    server = FakeServer(["a", "b"])
+    server.model(tool_result_hint="Now answer: {question} {x}").bind_tools([multiply]).invoke(
+        [
+            HumanMessage("q1"),
+            AIMessage("", tool_calls=[{"name": "multiply", "args": {}, "id": "c"}]),
+            ToolMessage("1", tool_call_id="c"),
+        ]
+    )
+    assert server.requests[0]["messages"][-1] == {"role": "user", "content": "Now answer: q1 {x}"}
+    server.model(tool_result_hint=None).bind_tools([multiply]).invoke([HumanMessage("q2")])
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "q2"}]
 
 
 def test_unreadable_calls_in_the_history_are_sent_as_text() -> None:
@@ -399,8 +430,9 @@ def test_create_agent_runs_the_parsed_call() -> None:
     assert out["messages"][-1].content == "Lake Van is 451 m deep."
     second = server.requests[1]["messages"]
     assert second[0] == {"role": "system", "content": "Use the tools."}
-    assert second[-1]["role"] == "tool" and second[-1]["content"] == "451 m"
-    assert second[-2]["tool_calls"][0]["function"]["name"] == "lake_depth"
+    assert second[-2]["role"] == "tool" and second[-2]["content"] == "451 m"
+    assert second[-3]["tool_calls"][0]["function"]["name"] == "lake_depth"
+    assert second[-1]["content"].startswith("Question: How deep is Lake Van?\n")
 
 
 async def test_create_agent_streams_messages_with_the_calls() -> None:
