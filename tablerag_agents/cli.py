@@ -260,6 +260,48 @@ def demo(
 
 
 @app.command()
+@_friendly_errors
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(envvar="TABLERAG_TOKEN", help="Require 'Authorization: Bearer TOKEN'."),
+    ] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite file for threads (default: the cache dir).")
+    ] = None,
+    index_dir: Annotated[
+        Path | None, typer.Option("--index", "-i", help="Answer over this saved index.")
+    ] = None,
+    tables: Annotated[
+        Path | None, typer.Option("--tables", help="Register the table files in this folder.")
+    ] = None,
+    max_upload_mb: Annotated[
+        float, typer.Option(min=0.001, help="Largest table upload, in MB.")
+    ] = 20.0,
+    solver: Annotated[
+        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
+    ] = "fallback",
+    settings: SetOption = None,
+) -> None:
+    """Serve the graph over HTTP: OpenAI-compatible chat, threads, table uploads."""
+    from tablerag_agents.server import serve as run_server
+
+    run_server(
+        host=host,
+        port=port,
+        token=token,
+        db_path=db,
+        index_dir=index_dir,
+        tables_dir=tables,
+        max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        context=_context(solver, settings),
+        announce=console.print,
+    )
+
+
+@app.command()
 def info() -> None:
     """Show the effective settings (no secrets) and where they come from."""
     settings = Settings()

@@ -1,0 +1,102 @@
+"""The FastAPI application factory of ``tablerag serve``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from fastapi import FastAPI
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.resources import Resources
+from tablerag_agents.server.auth import BearerTokenMiddleware
+from tablerag_agents.server.errors import install_error_handlers
+from tablerag_agents.server.routes_openai import openai_router
+from tablerag_agents.server.routes_tables import tables_router
+from tablerag_agents.server.routes_threads import threads_router
+from tablerag_agents.server.state import ServerState
+from tablerag_agents.server.store import ThreadStore
+from tablerag_agents.server.uploads import UploadStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_JSON_BYTES = 4 * 1024 * 1024
+SHUTDOWN_GRACE_S = 30.0
+"""Seconds running runs get to finish (and be checkpointed) when the service stops."""
+
+
+def create_app(
+    resources: Resources,
+    *,
+    db_path: str | Path,
+    token: str | None = None,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    index_dir: str | Path | None = None,
+    upload_dir: str | Path | None = None,
+    context: Context | None = None,
+) -> FastAPI:
+    """Build the chatbot backend over the TableRAG graph.
+
+    Args:
+        resources: Models, sandbox and registered tables (the caller closes them).
+        db_path: SQLite file for thread checkpoints (created if missing).
+        token: When set, every request needs ``Authorization: Bearer <token>``.
+        max_upload_bytes: Largest table file ``POST /tables`` accepts.
+        index_dir: A saved corpus index to answer over (questions without tables).
+        upload_dir: Where uploaded tables are kept (default: ``uploads/`` next to
+            ``db_path``); they are registered again at start-up.
+        context: Graph settings of every run (default: :class:`Context` defaults).
+
+    Returns:
+        The app; serve it with uvicorn (``tablerag serve`` does).
+    """
+    db = Path(db_path)
+    uploads_path = Path(upload_dir) if upload_dir is not None else db.parent / "uploads"
+    ctx = context or Context()
+    if index_dir is not None:
+        ctx = replace(ctx, index_dir=str(index_dir))
+    state = ServerState(
+        resources=resources,
+        context=ctx,
+        uploads=UploadStore(uploads_path, resources, max_upload_bytes),
+        stateless_graph=build_graph(resources),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        uploads_path.mkdir(parents=True, exist_ok=True)
+        restored = await asyncio.to_thread(state.uploads.restore)
+        if restored:
+            logger.info("registered %d uploaded tables again", restored)
+        if ctx.index_dir is not None:  # load now: a bad index fails the start, not a request
+            await asyncio.to_thread(resources.corpus, ctx.index_dir)
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            state.threads = await ThreadStore.open(db)
+            state.graph = build_graph(resources, checkpointer=saver)
+            try:
+                yield
+            finally:
+                await state.runs.drain(SHUTDOWN_GRACE_S)
+                await state.threads.close()
+                state.graph = state.threads = None
+
+    app = FastAPI(
+        title="tablerag-agents",
+        summary="Table question answering: OpenAI-compatible chat, threads, table uploads.",
+        lifespan=lifespan,
+    )
+    app.state.server = state
+    install_error_handlers(app, max_upload_bytes=max_upload_bytes, max_json_bytes=MAX_JSON_BYTES)
+    app.include_router(openai_router(MAX_JSON_BYTES))
+    app.include_router(threads_router(MAX_JSON_BYTES))
+    app.include_router(tables_router(max_upload_bytes))
+    if token:
+        app.add_middleware(BearerTokenMiddleware, token=token)
+    return app

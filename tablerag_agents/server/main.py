@@ -1,0 +1,64 @@
+"""Run the backend with uvicorn: what ``tablerag serve`` calls."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from tablerag_agents.config import Settings
+from tablerag_agents.graphs import Context
+from tablerag_agents.resources import Resources
+
+logger = logging.getLogger(__name__)
+
+
+def default_db_path(settings: Settings) -> Path:
+    """Where threads are kept when ``--db`` is not given."""
+    return Path(settings.cache_dir) / "server" / "threads.sqlite"
+
+
+def serve(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    db_path: Path | None = None,
+    index_dir: Path | None = None,
+    tables_dir: Path | None = None,
+    max_upload_bytes: int,
+    context: Context | None = None,
+    announce: Callable[[str], None] = logger.info,
+) -> None:
+    """Serve the graph until interrupted; the resources are closed at the end.
+
+    Arguments are those of :func:`~tablerag_agents.server.create_app`, plus
+    ``tables_dir`` (a folder of table files to register) and ``announce``
+    (receives one-line start-up notes).
+
+    Raises:
+        ValueError: ``tables_dir`` or ``index_dir`` is not a folder.
+    """
+    import uvicorn
+
+    from tablerag_agents.server.app import create_app
+
+    for name, folder in (("--tables", tables_dir), ("--index", index_dir)):
+        if folder is not None and not folder.is_dir():
+            raise ValueError(f"{name} {folder}: not a folder")
+    settings = Settings()
+    with Resources(settings) as resources:
+        app = create_app(
+            resources,
+            db_path=db_path or default_db_path(settings),
+            token=token,
+            max_upload_bytes=max_upload_bytes,
+            index_dir=index_dir,
+            context=context,
+        )
+        if tables_dir is not None:
+            count = app.state.server.uploads.register_folder(tables_dir)
+            announce(f"registered {count} tables from {tables_dir}")
+        if host not in ("127.0.0.1", "localhost", "::1") and not token:
+            announce(f"warning: {host} without --token: anyone who can reach it can use it")
+        uvicorn.run(app, host=host, port=port, log_level="info")

@@ -1,0 +1,83 @@
+"""Table endpoints: upload a table file, list the tables the service answers over."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.datastructures import UploadFile
+
+from tablerag_agents.server.errors import ApiError
+from tablerag_agents.server.state import StateDep
+
+_MULTIPART_SLACK = 64 * 1024
+"""Bytes of multipart framing and form fields allowed on top of the file."""
+
+_UPLOAD_SCHEMA = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "caption": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def tables_router(max_upload_bytes: int) -> APIRouter:
+    """The ``/tables`` routes (uploads limited to ``max_upload_bytes``)."""
+    router = APIRouter(tags=["tables"])
+
+    @router.post(
+        "/tables",
+        status_code=201,
+        openapi_extra=_UPLOAD_SCHEMA,
+        max_body_size=max_upload_bytes + _MULTIPART_SLACK,
+    )
+    async def upload_table(request: Request, state: StateDep) -> dict[str, Any]:
+        """Upload a table file (multipart field ``file``; optional ``caption``).
+
+        The file is stored under a generated name, loaded and registered; its
+        id can then be named in thread messages. Errors: 413 too large, 415
+        unsupported extension, 422 unreadable table (the loader's message).
+        """
+        # Parsed here, not by FastAPI, so a too-large body is a 413 and not a 400.
+        form = await request.form(max_files=1, max_fields=4)
+        try:
+            upload = form.get("file")
+            if not isinstance(upload, UploadFile):
+                raise ApiError(
+                    422, "send the table file as the multipart form field 'file'", "no_file"
+                )
+            caption = form.get("caption")
+            filename = upload.filename or ""
+            state.uploads.suffix_of(filename)  # 415 before any copying
+            return await asyncio.to_thread(
+                state.uploads.save,
+                filename,
+                upload.file,
+                caption if isinstance(caption, str) and caption.strip() else None,
+            )
+        finally:
+            await form.close()
+
+    @router.get("/tables")
+    async def list_tables(state: StateDep) -> dict[str, Any]:
+        """The registered tables, and the size of the corpus index when one is served."""
+        tables = await asyncio.to_thread(state.uploads.listing)
+        out: dict[str, Any] = {"tables": tables, "index": None}
+        if state.context.index_dir is not None:
+            corpus = await asyncio.to_thread(state.resources.corpus, state.context.index_dir)
+            out["index"] = {"tables": len(corpus)}
+        return out
+
+    return router

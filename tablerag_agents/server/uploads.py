@@ -1,0 +1,172 @@
+"""Uploaded tables: stored under generated names, loaded, registered, restored at start."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, BinaryIO
+
+from tablerag_agents.errors import TableLoadError
+from tablerag_agents.resources import Resources
+from tablerag_agents.server.errors import ApiError
+from tablerag_agents.tables import Table, load_table, load_tables
+from tablerag_agents.tables.loaders import FORMATS
+
+logger = logging.getLogger(__name__)
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+_CHUNK = 1 << 16
+
+
+def _client_name(filename: str) -> str:
+    """The last component of a client's file name, whatever its path syntax."""
+    return PureWindowsPath(PurePosixPath(filename or "").name).name
+
+
+def _hide_paths(message: str, path: Path, name: str) -> str:
+    """``message`` with the stored file's server path replaced by the client's file name."""
+    for server_path in {str(path.resolve()), str(path)}:
+        message = message.replace(server_path, name)
+    for folder in {str(path.parent.resolve()), str(path.parent)}:
+        message = message.replace(folder, "<uploads>")
+    return message
+
+
+def table_summary(table: Table, source: str) -> dict[str, Any]:
+    """A table as the API lists it (never a server path)."""
+    return {
+        "id": table.id,
+        "caption": table.caption,
+        "rows": table.n_rows,
+        "columns": [str(c) for c in table.df.columns],
+        "source": source,
+    }
+
+
+class UploadStore:
+    """Keep uploaded table files in one folder and register them in the resources.
+
+    Each upload becomes ``<random hex><suffix>`` plus a ``.json`` manifest; the
+    client's file name only gives the suffix and the caption.
+
+    Args:
+        directory: Where uploads are kept.
+        resources: Where the loaded tables are registered.
+        max_bytes: Largest accepted file.
+    """
+
+    def __init__(self, directory: Path, resources: Resources, max_bytes: int) -> None:
+        self.directory = directory
+        self.resources = resources
+        self.max_bytes = max_bytes
+        self._sources: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def suffix_of(filename: str) -> str:
+        """The file's lower-case suffix if the loaders read it.
+
+        Raises:
+            ApiError: 415 for a suffix no loader reads.
+        """
+        suffix = PurePosixPath(_client_name(filename)).suffix.lower()
+        if suffix not in FORMATS:
+            raise ApiError(
+                415,
+                f"unsupported table file {_client_name(filename)!r}: "
+                f"use one of {', '.join(sorted(FORMATS))}",
+                "unsupported_file",
+            )
+        return suffix
+
+    def save(self, filename: str, data: BinaryIO, caption: str | None = None) -> dict[str, Any]:
+        """Store, load and register an uploaded table (blocking: run it in a thread).
+
+        Raises:
+            ApiError: 415 unsupported suffix, 413 too large, 422 unreadable table.
+        """
+        suffix = self.suffix_of(filename)
+        name = _client_name(filename)
+        stem = PurePosixPath(name).stem
+        key = uuid.uuid4().hex
+        table_id = f"{(_SLUG.sub('_', stem.lower()).strip('_') or 'table')[:40]}-{key[:6]}"
+        path = self.directory / f"{key}{suffix}"
+        try:
+            size = self._copy(data, path)
+            table = load_table(path, id=table_id, caption=caption or stem, quiet=True)
+        except TableLoadError as exc:
+            path.unlink(missing_ok=True)
+            reason = _hide_paths(exc.reason, path, name)
+            raise ApiError(422, f"cannot load {name!r}: {reason}", "table_load_error") from None
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        manifest = {
+            "id": table_id,
+            "file": path.name,
+            "filename": name,
+            "caption": table.caption,
+            "bytes": size,
+            "uploaded_at": time.time(),
+        }
+        path.with_suffix(".json").write_text(json.dumps(manifest))
+        self._register(table, "upload")
+        return {**table_summary(table, "upload"), "filename": name, "bytes": size}
+
+    def _copy(self, data: BinaryIO, path: Path) -> int:
+        """Copy the upload to ``path``, refusing more than ``max_bytes``."""
+        size = 0
+        with path.open("xb") as out:
+            while chunk := data.read(_CHUNK):
+                size += len(chunk)
+                if size > self.max_bytes:
+                    raise ApiError(
+                        413,
+                        f"the file is larger than the upload limit of {self.max_bytes} bytes",
+                        "too_large",
+                    )
+                out.write(chunk)
+        return size
+
+    def _register(self, table: Table, source: str) -> None:
+        with self._lock:
+            self.resources.add_table(table)
+            self._sources[table.id] = source
+
+    def restore(self) -> int:
+        """Register the tables uploaded before a restart; returns how many."""
+        restored = 0
+        for manifest_path in sorted(self.directory.glob("*.json")):
+            try:
+                manifest = json.loads(manifest_path.read_text())
+                path = self.directory / PurePosixPath(str(manifest["file"])).name
+                table = load_table(
+                    path, id=str(manifest["id"]), caption=str(manifest["caption"]), quiet=True
+                )
+            except (OSError, ValueError, KeyError, TableLoadError) as exc:
+                logger.warning("skipping upload %s: %s", manifest_path.name, exc)
+                continue
+            self._register(table, "upload")
+            restored += 1
+        return restored
+
+    def register_folder(self, folder: Path) -> int:
+        """Load and register every table file under ``folder``; returns how many."""
+        count = 0
+        for table in load_tables(folder):
+            self._register(table, "folder")
+            count += 1
+        return count
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The registered tables, as the API lists them."""
+        out = []
+        for table_id in self.resources.table_ids:
+            table = self.resources.get_table(table_id)
+            out.append(table_summary(table, self._sources.get(table_id, "registered")))
+        return out
