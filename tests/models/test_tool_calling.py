@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -473,3 +474,106 @@ def test_create_agent_tells_the_model_about_an_unknown_tool() -> None:
     assert "lake_depth" in str(error.content)
     assert out["messages"][4].content == "451 m" and out["messages"][-1].content == "451 m"
     assert len(server.requests) == 3
+
+
+# --- the real embedded model ----------------------------------------------------------
+
+
+def _lakes_tool() -> Any:
+    from importlib.resources import files
+
+    from tablerag_agents.tables import load_table
+
+    df = load_table(Path(str(files("tablerag_agents") / "data" / "lakes_of_turkey.csv"))).df
+
+    @tool
+    def lake_facts(lake: str) -> str:
+        """Return the lakes-of-Turkey table row of one lake (English name, e.g. "Lake Tuz")."""
+        rows = df[df["Name in English"].str.lower() == lake.strip().lower()]
+        if rows.empty:
+            return f"No lake named {lake!r}; names look like: " + ", ".join(
+                df["Name in English"][:5]
+            )
+        return rows.to_json(orient="records", force_ascii=False)
+
+    return lake_facts
+
+
+@pytest.mark.slow
+def test_embedded_server_renders_tools_and_results_in_the_qwen_format() -> None:
+    from tablerag_agents.config import Settings
+    from tablerag_agents.models import get_chat_model
+
+    model = get_chat_model(Settings(llm_cache=False))
+    assert isinstance(model, EmbeddedChatModel)
+    payload = model.bind_tools([multiply])._get_request_payload(  # type: ignore[attr-defined]
+        [
+            HumanMessage("What is 12 times 34?"),
+            AIMessage(
+                "", tool_calls=[{"name": "multiply", "args": {"a": 12, "b": 34}, "id": "c1"}]
+            ),
+            ToolMessage("408", tool_call_id="c1"),
+        ],
+        **model.bind_tools([multiply]).kwargs,  # type: ignore[attr-defined]
+    )
+    key = model.openai_api_key.get_secret_value()  # type: ignore[union-attr]
+    root = str(model.openai_api_base).removesuffix("/v1")
+    response = httpx.post(
+        f"{root}/apply-template",
+        json={"messages": payload["messages"], "tools": payload["tools"]},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=60,
+    )
+    prompt = response.json()["prompt"]
+    assert (
+        "# Tools" in prompt
+        and '<tools>\n{"type": "function", "function": {"name": "multiply"' in prompt
+    )
+    assert (
+        '<tool_call>\n{"name": "multiply", "arguments": {"a": 12, "b": 34}}\n</tool_call>' in prompt
+    )
+    assert "<|im_start|>user\n<tool_response>\n408\n</tool_response><|im_end|>" in prompt
+    assert prompt.endswith(
+        "Question: What is 12 times 34?\nIf the tool results above answer it, "
+        "write the answer; otherwise call a tool.<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+@pytest.mark.slow
+def test_create_agent_with_the_embedded_model_answers_from_a_tool() -> None:
+    from tablerag_agents.config import Settings
+    from tablerag_agents.models import get_chat_model
+
+    agent = create_agent(
+        get_chat_model(Settings(llm_cache=False)),
+        [_lakes_tool()],
+        system_prompt="Answer questions about lakes in Turkey. Use the tools, then answer briefly.",
+    )
+    out = agent.invoke({"messages": [HumanMessage("How deep is Lake Tuz?")]})
+    calls = [c for m in out["messages"] if isinstance(m, AIMessage) for c in m.tool_calls]
+    assert calls and calls[0]["name"] == "lake_facts"
+    assert "Tuz" in calls[0]["args"]["lake"]
+    answer = out["messages"][-1]
+    assert isinstance(answer, AIMessage) and not answer.tool_calls
+    assert "2 m" in str(answer.content) or "2 meters" in str(answer.content)
+
+
+@pytest.mark.slow
+async def test_create_agent_with_the_embedded_model_streams() -> None:
+    from tablerag_agents.config import Settings
+    from tablerag_agents.models import get_chat_model
+
+    agent = create_agent(get_chat_model(Settings(llm_cache=False)), [multiply])
+    tokens, final = [], {}
+    async for mode, chunk in agent.astream(
+        {"messages": [HumanMessage("What is 17 times 23? Use the tool.")]},
+        stream_mode=["messages", "values"],
+    ):
+        if mode == "messages":
+            tokens.append(str(chunk[0].content))
+        else:
+            final = chunk
+    tool_results = [m for m in final["messages"] if isinstance(m, ToolMessage)]
+    assert tool_results and tool_results[0].content == "391"
+    assert "391" in str(final["messages"][-1].content)
+    assert "391" in "".join(tokens)
