@@ -9,8 +9,11 @@ Example:
 
 from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
 from tablerag_agents.tools._namespace import NamespaceStore
+from tablerag_agents.tools.ask_tables import AskTablesInput, AskTablesTool
 from tablerag_agents.tools.catalog import TableCatalog
+from tablerag_agents.tools.clarify_terms import ClarifyTermsInput, ClarifyTermsTool
 from tablerag_agents.tools.describe_table import DescribeTableInput, DescribeTableTool
+from tablerag_agents.tools.filter_table import FilterTableInput, FilterTableTool
 from tablerag_agents.tools.python_sandbox import PythonSandboxInput, PythonSandboxTool
 from tablerag_agents.tools.retrieve_table_context import (
     RetrieveTableContextInput,
@@ -19,8 +22,17 @@ from tablerag_agents.tools.retrieve_table_context import (
 from tablerag_agents.tools.search_tables import SearchTablesInput, SearchTablesTool
 from tablerag_agents.tools.sql_query import SQLQueryInput, SQLQueryTool
 from tablerag_agents.tools.toolkit import TableRAGToolkit
+from tablerag_agents.tools.wikipedia_summary import WikipediaSummaryInput, WikipediaSummaryTool
 
 __all__ = [
+    "AskTablesInput",
+    "AskTablesTool",
+    "ClarifyTermsInput",
+    "ClarifyTermsTool",
+    "FilterTableInput",
+    "FilterTableTool",
+    "WikipediaSummaryInput",
+    "WikipediaSummaryTool",
     "DescribeTableInput",
     "DescribeTableTool",
     "NamespaceStore",

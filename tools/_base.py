@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 import pandas as pd
@@ -11,6 +12,8 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
+from pydantic import Field, ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from tablerag_agents.tables.render import render_table
 
@@ -29,6 +32,9 @@ class TableTool(BaseTool):
     """
 
     handle_tool_error: bool = True
+    handle_validation_error: (
+        bool | str | Callable[[ValidationError | ValidationErrorV1], str] | None
+    ) = Field(default=lambda exc: invalid_arguments(exc))
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     async def _arun(
@@ -45,6 +51,16 @@ class TableTool(BaseTool):
         if "run_manager" in params and run_manager is not None:
             kwargs["run_manager"] = run_manager.get_sync()
         return await run_in_executor(config, self._run, *args, **kwargs)
+
+
+def invalid_arguments(exc: ValidationError | ValidationErrorV1) -> str:
+    """Say which arguments were wrong, in one line per problem, for the model to retry."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "Invalid arguments: " + "; ".join(problems)
 
 
 def frame_text(df: pd.DataFrame | pd.Series, max_rows: int = MAX_TEXT_ROWS) -> str:

@@ -9,13 +9,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, Field, PrivateAttr
+from tablerag_agents.graphs import Context
 from tablerag_agents.tools._namespace import NamespaceStore
+from tablerag_agents.tools.ask_tables import AskTablesTool
 from tablerag_agents.tools.catalog import TableCatalog
+from tablerag_agents.tools.clarify_terms import ClarifyTermsTool
 from tablerag_agents.tools.describe_table import DescribeTableTool
+from tablerag_agents.tools.filter_table import FilterTableTool
 from tablerag_agents.tools.python_sandbox import PythonSandboxTool
 from tablerag_agents.tools.retrieve_table_context import RetrieveTableContextTool
 from tablerag_agents.tools.search_tables import SearchTablesTool
 from tablerag_agents.tools.sql_query import SQLQueryTool
+from tablerag_agents.tools.wikipedia_summary import WikipediaSummaryTool
 
 from tablerag_agents.config import Settings
 from tablerag_agents.resources import Resources
@@ -46,6 +51,8 @@ class TableRAGToolkit(BaseToolkit):
     """Saved ``python_sandbox`` variables per conversation."""
     owns_resources: bool = True
     """Close the resources (and the sandbox they created) in :meth:`close`."""
+    ask_context: Context = Field(default_factory=Context)
+    """Graph settings of ``ask_tables`` (solver, filters, clarifiers...)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     _tools: list[BaseTool] | None = PrivateAttr(default=None)
@@ -64,6 +71,7 @@ class TableRAGToolkit(BaseToolkit):
         embeddings: Embeddings | None = None,
         sandbox: Sandbox | None = None,
         sandbox_policy: SandboxPolicy | None = None,
+        ask_context: Context | None = None,
     ) -> TableRAGToolkit:
         """Build the toolkit over ``tables`` (and the corpus index at ``index_path``).
 
@@ -77,6 +85,7 @@ class TableRAGToolkit(BaseToolkit):
             embeddings: Embeddings for retrieval (default: from settings).
             sandbox: Use this sandbox (not closed by :meth:`close`).
             sandbox_policy: Limits of the sandbox created on first use.
+            ask_context: Graph settings of ``ask_tables`` (default: ``Context()``).
         """
         owns = resources is None
         if resources is None:
@@ -94,7 +103,7 @@ class TableRAGToolkit(BaseToolkit):
             seen.add(table.id)
             resources.add_table(table)
         catalog = TableCatalog(resources, corpus_path=index_path)
-        return cls(catalog=catalog, owns_resources=owns)
+        return cls(catalog=catalog, owns_resources=owns, ask_context=ask_context or Context())
 
     @classmethod
     def from_folder(cls, path: str | Path, **kwargs: Any) -> TableRAGToolkit:
@@ -133,25 +142,37 @@ class TableRAGToolkit(BaseToolkit):
 
     # -- tools --------------------------------------------------------------------------
 
-    def get_tools(self) -> list[BaseTool]:
-        """Return the tools (the same instances on every call)."""
+    def get_tools(self, names: Iterable[str] | None = None) -> list[BaseTool]:
+        """Return the tools (the same instances on every call).
+
+        Args:
+            names: Only these tools, in this order (default: all). A small model
+                may do better with a few, e.g. ``["describe_table", "sql_query"]``.
+        """
         if self._tools is None:
             catalog = self.catalog
             self._tools = [
                 SearchTablesTool(catalog=catalog),
                 DescribeTableTool(catalog=catalog),
                 RetrieveTableContextTool(catalog=catalog),
+                FilterTableTool(catalog=catalog),
+                ClarifyTermsTool(catalog=catalog),
+                WikipediaSummaryTool(catalog=catalog),
                 PythonSandboxTool(catalog=catalog, namespaces=self.namespaces),
                 SQLQueryTool(catalog=catalog),
+                AskTablesTool(catalog=catalog, context=self.ask_context),
             ]
-        return list(self._tools)
+        if names is None:
+            return list(self._tools)
+        return [self.get_tool(name) for name in names]
 
     def get_tool(self, name: str) -> BaseTool:
         """Return the tool called ``name``."""
-        for tool in self.get_tools():
+        tools = self.get_tools()
+        for tool in tools:
             if tool.name == name:
                 return tool
-        raise KeyError(f"no tool {name!r}; tools: {[t.name for t in self.get_tools()]}")
+        raise KeyError(f"no tool {name!r}; tools: {[t.name for t in tools]}")
 
     @property
     def resources(self) -> Resources:

@@ -21,8 +21,12 @@ TOOL_NAMES = [
     "search_tables",
     "describe_table",
     "retrieve_table_context",
+    "filter_table",
+    "clarify_terms",
+    "wikipedia_summary",
     "python_sandbox",
     "sql_query",
+    "ask_tables",
 ]
 
 
@@ -40,6 +44,8 @@ def test_from_folder_loads_every_table_and_builds_the_tools(toolkit: TableRAGToo
     assert all(t.response_format == "content_and_artifact" for t in tools)
     with pytest.raises(KeyError, match="search_tables"):
         toolkit.get_tool("nope")
+    chosen = toolkit.get_tools(["sql_query", "describe_table"])
+    assert [t.name for t in chosen] == ["sql_query", "describe_table"]
 
 
 def test_from_dataframes_dict_and_list() -> None:

@@ -1,0 +1,103 @@
+"""``ask_tables``: the whole TableRAG graph as one tool (question -> answer with cited cells)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import CallbackManagerForToolRun
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import ToolException
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from tablerag_agents.graphs import Context
+from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools.catalog import TableCatalog
+
+from tablerag_agents.errors import TableRAGError
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+#: Cited cells listed in the text for the model (the artifact has them all).
+MAX_CITED_SHOWN = 8
+
+
+class AskTablesInput(BaseModel):
+    """Arguments of ``ask_tables``."""
+
+    question: str = Field(
+        min_length=1,
+        description="A self-contained question, e.g. 'Which lake in Turkey is the deepest?'.",
+    )
+    tables: list[str] | None = Field(
+        default=None,
+        description="Ids of the tables to answer from. Omit to let the tool find the table.",
+    )
+
+
+class AskTablesTool(TableTool):
+    """Answer a question from the tables with the full TableRAG pipeline."""
+
+    name: str = "ask_tables"
+    description: str = (
+        "Answer a factual question from the tables in one step: it finds the right "
+        "table, retrieves the relevant columns and cells, writes and runs SQL or "
+        "Python in a sandbox, and returns the answer with the table cells it comes "
+        "from. Use the other tools to explore step by step instead."
+    )
+    args_schema: type[BaseModel] = AskTablesInput
+    catalog: TableCatalog
+    """The tables, models and sandbox the graph shares with the other tools."""
+    context: Context = Field(default_factory=Context)
+    """Run settings of the graph (solver, filters, clarifiers...)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    _graph: CompiledStateGraph | None = PrivateAttr(default=None)
+
+    def _compiled(self) -> CompiledStateGraph:
+        if self._graph is None:
+            from tablerag_agents.graphs import build_graph
+
+            self._graph = build_graph(self.catalog.resources)
+        return self._graph
+
+    def _run(
+        self,
+        question: str,
+        tables: list[str] | None = None,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        ids = [self.catalog.get(t).id for t in dict.fromkeys(tables or [])]
+        ctx = self.context
+        if self.catalog.corpus_path is not None and ctx.index_dir is None:
+            ctx = replace(ctx, index_dir=str(self.catalog.corpus_path))
+        # A one-shot run of its own: not a subgraph of the calling agent's thread.
+        config: RunnableConfig = {"callbacks": run_manager.get_child()} if run_manager else {}
+        try:
+            out = self._compiled().invoke(
+                {"question": question, "tables": ids}, config, context=ctx
+            )
+        except (TableRAGError, ValueError) as exc:
+            raise ToolException(f"the question could not be answered: {exc}") from exc
+        answer = dict(out.get("answer") or {})
+        return _answer_text(answer), answer
+
+
+def _answer_text(answer: dict[str, Any]) -> str:
+    """The answer, its confidence and the first cited cells, in a few lines."""
+    lines = [f"Answer: {answer.get('text', '')}"]
+    if answer.get("sentence") and answer["sentence"] != answer.get("text"):
+        lines.append(str(answer["sentence"]))
+    lines.append(
+        f"Confidence {answer.get('confidence', 0):.2f} (solver {answer.get('solver') or '-'}; "
+        f"tables: {', '.join(answer.get('table_ids') or []) or '-'})"
+    )
+    cells = answer.get("cited_cells") or []
+    if cells:
+        shown = [
+            f"{c.get('table')} row {c.get('row')} {c.get('column')!r} = {c.get('value')!r}"
+            for c in cells[:MAX_CITED_SHOWN]
+        ]
+        more = f" (+{len(cells) - MAX_CITED_SHOWN} more)" if len(cells) > MAX_CITED_SHOWN else ""
+        lines.append("Cited cells: " + "; ".join(shown) + more)
+    return "\n".join(lines)
