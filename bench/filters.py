@@ -15,6 +15,7 @@ rerun resumes from it.
 
     python bench/filters.py --n 50                       # all four filters
     python bench/filters.py --n 50 --filters semantic_dense,semantic_maxsim
+    python bench/filters.py --n 50 --summary-only        # summary of what has finished
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--name", default="filters_wtq", help="results file stem")
     ap.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--fresh", action="store_true", help="ignore earlier records of this run")
+    ap.add_argument(
+        "--summary-only", action="store_true", help="summarise the records on disk, run nothing"
+    )
     return ap.parse_args()
 
 
@@ -227,7 +231,7 @@ def main() -> None:
             if line.strip():
                 rec = json.loads(line)
                 done[(rec["id"], rec["filter"])] = rec
-    filters = build_filters(names, args)
+    filters = {} if args.summary_only else build_filters(names, args)
     started = time.perf_counter()
     with traces.open("a", encoding="utf-8") as fh:
         for name, run in filters.items():  # filter by filter: cheap ones finish first
