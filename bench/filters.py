@@ -258,6 +258,13 @@ def main() -> None:
             rows[name] = summarize(recs)
     title = f"WTQ {args.name}: {len(sample)} answer-in-a-cell questions (seed {args.seed})"
     print_summary(rows, title)
+    # Slow filters may not have finished every question: compare all on the same ones.
+    common = [ex.id for ex in sample if all((ex.id, name) in done for name in rows)]
+    common_rows = {
+        name: summarize([done[(qid, name)] for qid in common]) for name in rows if common
+    }
+    if common and len(common) < len(sample):
+        print_summary(common_rows, f"the {len(common)} questions every filter has finished")
     meets = {
         k: s["n"] == len(sample)
         and s["answer_cell_recall"] >= 0.95
@@ -291,6 +298,8 @@ def main() -> None:
         "target_met": meets,
         "wall_seconds_this_invocation": round(time.perf_counter() - started, 1),
         "summary": rows,
+        "common_question_ids": common,
+        "summary_common": common_rows,
         "traces": traces.name,
     }
     out = args.out_dir / f"{args.name}.json"
