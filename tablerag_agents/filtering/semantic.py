@@ -109,10 +109,12 @@ def semantic_filter(
         token_encoder: Per-token encoder for ``maxsim`` (default: from ``embeddings``).
 
     Raises:
-        ValueError: On an empty table, an unknown scorer, or ``maxsim`` without
-            a way to get token vectors.
+        ValueError: On an empty table, an unknown scorer, ``top_rows`` or
+            ``top_columns`` below 1, or ``maxsim`` without a way to get token vectors.
     """
     check_table(df)
+    if top_rows < 1 or top_columns < 1:
+        raise ValueError(f"top_rows and top_columns must be >= 1, got {top_rows}, {top_columns}")
     meter = Meter()
     method = f"semantic:{scorer}"
     if scorer == "maxsim":

@@ -75,6 +75,8 @@ def test_failing_embeddings_fall_back_to_the_whole_table(seasons: pd.DataFrame) 
 def test_maxsim_needs_token_vectors(seasons: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="token_encoder"):
         semantic_filter("q", seasons, DeterministicFakeEmbedding(size=4), scorer="maxsim")
+    with pytest.raises(ValueError, match="top_rows"):
+        semantic_filter("q", seasons, DeterministicFakeEmbedding(size=4), top_rows=0)
     with pytest.raises(ValueError, match="unknown scorer"):
         semantic_filter("q", seasons, DeterministicFakeEmbedding(size=4), scorer="bm25")  # type: ignore[arg-type]
 
