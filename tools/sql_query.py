@@ -71,7 +71,7 @@ class SQLQueryTool(TableTool):
             message = f"SQL error ({result.error_type}): {result.error}"
             if any(marker in (result.error or "") for marker in _NAME_ERRORS):
                 message += "\n" + _schema_hint(engine)
-            raise ToolException(message)
+            raise ToolException(message + "\nFix the query and call sql_query again.")
         frame = result.frame()
         text = frame_text(frame) if len(frame) else "(no rows)"
         if result.truncated:
