@@ -140,3 +140,22 @@ def test_runs_do_not_block_the_event_loop(serve) -> None:
     assert answers == [str(expected_total(20 + i)) for i in range(4)]
     assert ping < 0.3  # answered while four runs were busy in their nodes
     assert elapsed < 4 * 0.6  # the runs overlapped
+
+
+def test_a_run_finishes_and_is_stored_when_the_client_disconnects(serve) -> None:
+    gate = threading.Event()
+    live = serve(numbers_resources(ProgramChatModel(gate=gate)))
+    with live.client() as client:
+        thread_id = client.post("/threads").json()["thread_id"]
+        with client.stream(
+            "POST",
+            f"/threads/{thread_id}/messages?stream=true",
+            json={"content": question(6)},
+        ) as response:
+            first = next(iter_events(response))
+        assert first.name == "metadata"  # then hung up, with the run waiting on the model
+        gate.set()
+        deadline = time.monotonic() + 20
+        while len(history := _history(client, thread_id)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert history == [("user", question(6)), ("assistant", "The answer is 91.")]
