@@ -96,12 +96,25 @@ def index(
     ] = False,
     rebuild: Annotated[bool, typer.Option(help="Delete an existing index first.")] = False,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    passages: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSONL(.gz) of linked-page texts ({title, url, intro} lines) for the cells' "
+            "links, e.g. Wikipedia intros: fills the 'passages' search field."
+        ),
+    ] = None,
 ) -> None:
     """Index tables into a directory for `search` and `ask` (adds to an existing index)."""
     from tablerag_agents.indexing import index_tables
 
     stats = index_tables(
-        paths, out, settings=Settings(), ottqa=ottqa, rebuild=rebuild, progress=progress
+        paths,
+        out,
+        settings=Settings(),
+        ottqa=ottqa,
+        rebuild=rebuild,
+        progress=progress,
+        passages=passages,
     )
     console.print(
         f"indexed {stats['added']} tables into {out} "
