@@ -106,13 +106,18 @@ class NamespaceStore:
     Args:
         max_namespaces: Conversations kept; the least recently used is dropped.
         max_frame_mb: Frame memory kept per conversation; larger frames are not kept.
+        max_total_mb: Frame memory kept for all conversations; the least recently
+            used conversations are dropped beyond it.
     """
 
-    def __init__(self, max_namespaces: int = 256, max_frame_mb: int = 64) -> None:
+    def __init__(
+        self, max_namespaces: int = 256, max_frame_mb: int = 32, max_total_mb: int = 512
+    ) -> None:
         """Create an empty store."""
         self.max_namespaces = max_namespaces
         self.max_frame_bytes = max_frame_mb * 1024 * 1024
-        self._saved: OrderedDict[str, SavedNamespace] = OrderedDict()
+        self.max_total_bytes = max_total_mb * 1024 * 1024
+        self._saved: OrderedDict[str, tuple[SavedNamespace, int]] = OrderedDict()
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -120,10 +125,16 @@ class NamespaceStore:
         """Number of conversations with saved variables."""
         return len(self._saved)
 
+    def nbytes(self) -> int:
+        """Frame memory held for all conversations."""
+        with self._lock:
+            return sum(size for _, size in self._saved.values())
+
     def get(self, key: str) -> SavedNamespace:
         """The saved variables of ``key`` (empty if none)."""
         with self._lock:
-            return self._saved.get(key) or SavedNamespace()
+            found = self._saved.get(key)
+            return found[0] if found else SavedNamespace()
 
     @contextmanager
     def checkout(self, key: str) -> Iterator[SavedNamespace]:
@@ -134,12 +145,17 @@ class NamespaceStore:
             yield self.get(key)
 
     def put(self, key: str, saved: SavedNamespace) -> None:
-        """Store the variables of ``key`` and evict the least recently used."""
+        """Store the variables of ``key``; evict the least recently used beyond the limits."""
+        size = saved.nbytes()
         with self._lock:
-            self._saved[key] = saved
+            self._saved[key] = (saved, size)
             self._saved.move_to_end(key)
-            while len(self._saved) > self.max_namespaces:
-                old, _ = self._saved.popitem(last=False)
+            total = sum(s for _, s in self._saved.values())
+            while len(self._saved) > 1 and (
+                len(self._saved) > self.max_namespaces or total > self.max_total_bytes
+            ):
+                old, (_, old_size) = self._saved.popitem(last=False)
+                total -= old_size
                 lock = self._locks.get(old)
                 if lock is not None and not lock.locked():
                     del self._locks[old]

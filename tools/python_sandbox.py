@@ -1,7 +1,8 @@
 """``python_sandbox``: run pandas code over the tables in the bubblewrap sandbox.
 
 Variables persist between the calls of one conversation (keyed by the run's
-``thread_id``, or by a ``session_id`` the model may pass) without holding a
+``thread_id``, else its ``run_id``, or by a ``session_id`` the model may pass;
+calls with none of these share one default namespace) without holding a
 sandbox worker between calls: see :mod:`tablerag_agents.tools._namespace` for
 how, and for which values survive.
 """
@@ -86,8 +87,6 @@ class PythonSandboxTool(TableTool):
     """Saved variables per conversation."""
     timeout_s: float | None = None
     """Time limit of one call's code (None: the sandbox policy's ``timeout_s``)."""
-    max_frame_mb: int = 64
-    """DataFrame memory kept per conversation between calls."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -115,7 +114,7 @@ class PythonSandboxTool(TableTool):
                     saved,
                     code,
                     timeout=self.timeout_s,
-                    max_frame_bytes=self.max_frame_mb * 1024 * 1024,
+                    max_frame_bytes=self.namespaces.max_frame_bytes,
                 )
                 self.namespaces.put(key, new)
         except (SandboxError, SandboxUnavailableError) as exc:

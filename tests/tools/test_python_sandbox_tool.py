@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
-from tablerag_agents.tools import PythonSandboxTool, TableRAGToolkit
+from tablerag_agents.tools import NamespaceStore, PythonSandboxTool, TableRAGToolkit
 from tools_testdata import fake_embeddings, wtq_tables
 
 from tablerag_agents.sandbox import Sandbox, SandboxPolicy
@@ -226,3 +226,11 @@ def test_three_concurrent_conversations_share_two_workers(small_pool: Sandbox) -
         }
         assert 1 <= peak[0] <= 2
         assert busy_workers(small_pool) == 0
+
+
+def test_a_frame_too_large_to_keep_is_reported(py_toolkit: TableRAGToolkit) -> None:
+    py_toolkit.namespaces = NamespaceStore(max_frame_mb=1)
+    tool = py_toolkit.get_tool("python_sandbox")
+    message = run(tool, "big = pd.DataFrame({'x': np.arange(300_000)})\nsmall = 3", thread="m")
+    assert "[note] not kept for your next call: big (too large to keep" in message.content
+    assert run(tool, "small", thread="m").content == "3"
