@@ -1,4 +1,4 @@
-"""Clarify stage (seed 003): term explanations and Wikipedia background for a table."""
+"""Clarify stage (Wu, TableRAG): term explanations and Wikipedia background for a table."""
 
 from tablerag_agents.clarify.offline_wiki import OfflineWikipedia, normalize_title
 from tablerag_agents.clarify.provider import get_wikipedia_provider

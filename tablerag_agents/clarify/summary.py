@@ -1,6 +1,6 @@
-"""Wikipedia background for a table (seed 003), and the evaluation rule that hides answers.
+"""Wikipedia background for a table (Wu, TableRAG), and the evaluation rule that hides answers.
 
-Seed 003 looks up the page for the table's caption and, when that fails, a
+Wu's TableRAG looks up the page for the table's caption and, when that fails, a
 search built from the headers. The page is background for the solver, never
 a replacement for the table; in evaluation, sentences that contain a gold
 answer are removed from it (:func:`drop_answer_sentences`).
@@ -35,7 +35,7 @@ _NUMBER = re.compile(r"(?<![\w.,])[-\u2212]?[$£€¥₹]?\d[\d,]*(?:\.\d+)?%?")
 
 
 def header_query(headers: Sequence[str], max_words: int = 10) -> str:
-    """Build a search query from column names (seed 003: "company revenue employees ...").
+    """Build a search query from column names (Wu's TableRAG: "company revenue employees ...").
 
     Keeps each distinct word once, in order, without numbers and generic words
     such as "rank", "name" or "notes".
@@ -129,7 +129,7 @@ def _contains_words(haystack: str, needle: str) -> bool:
 
 
 def drop_answer_sentences(text: str, answers: Sequence[str]) -> str:
-    """Remove the sentences of ``text`` that contain any of ``answers`` (seed 003's rule).
+    """Remove the sentences of ``text`` that contain any of ``answers`` (Wu's rule).
 
     For evaluation harnesses that pass gold answers; the library never calls it
     itself. Text answers match whole words after normalisation (case, accents,

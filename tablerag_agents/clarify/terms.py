@@ -1,4 +1,4 @@
-"""Term clarifier (seed 003): the chat model explains abbreviations and ambiguous terms.
+"""Term clarifier (Wu, TableRAG): the chat model explains abbreviations and ambiguous terms.
 
 Only the question, the column names and the caption are shown to the model,
 never the rows, and only explanations of terms that literally occur there are

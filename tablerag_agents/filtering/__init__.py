@@ -1,4 +1,4 @@
-"""Table filters (seeds 003 and 004): keep the rows and columns a question needs.
+"""Table filters (Wu, TableRAG; Lee et al., PieTa): keep the rows and columns a question needs.
 
 * :func:`semantic_filter`: rows and columns ranked by embedding similarity
   (dense cosine or ColBERT-style MaxSim).

@@ -1,4 +1,4 @@
-"""LLM filter with self-consistency (seed 003): sampled pandas filters, run sandboxed, voted.
+"""LLM filter with self-consistency (Wu, TableRAG): sampled pandas filters, run sandboxed, voted.
 
 The model writes pandas code that stores the needed part of ``df`` in
 ``result``; ``samples`` programs are drawn in one batched request and each

@@ -1,4 +1,4 @@
-"""PieTa sub-table selection (seed 004): windows, cell picks, union, repeat to a fixed point.
+"""PieTa sub-table selection (Lee et al.): windows, cell picks, union, repeat to a fixed point.
 
 The current table is cut into w x w windows (stride 1 by default, the last
 window of a row or column flush with the edge, as in the paper's DivideTable);

@@ -1,4 +1,4 @@
-"""Semantic filter (seed 003): keep the rows and columns most similar to the question.
+"""Semantic filter (Wu, TableRAG): keep the rows and columns most similar to the question.
 
 Each row is serialised as ``"col: value; col: value"`` and each column as its
 header and a few values; both are scored against the question, either by the

@@ -1,4 +1,4 @@
-"""Cell database (seed 002): distinct (column, value) pairs under a budget ``B``.
+"""Cell database (Chen et al., TableRAG): distinct (column, value) pairs under a budget ``B``.
 
 Which columns go in:
 

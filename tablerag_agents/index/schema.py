@@ -1,4 +1,4 @@
-"""Schema database entries (seed 002): one record per column.
+"""Schema database entries (Chen et al., TableRAG): one record per column.
 
 Each :class:`SchemaEntry` holds the column name, its kind, distinct and
 missing counts, a few of its most frequent values and, for numeric and

@@ -1,4 +1,4 @@
-"""Schema + cell index of ONE table (seed 002), searched with several expanded queries.
+"""Schema + cell index of ONE table (Chen et al., TableRAG), searched with several expanded queries.
 
 Build once per table (cheap: one ``value_counts`` per column, then embedding at
 most ``B`` cells plus one text per column), then call :meth:`TableIndex.search_schema`

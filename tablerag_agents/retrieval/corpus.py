@@ -1,4 +1,4 @@
-"""Retrieval over a corpus of thousands of tables (seed 001), persisted without pickle.
+"""Retrieval over a corpus of thousands of tables (de Souza et al., TableRAG), without pickle.
 
 Each table is indexed through several *channels* over the same table ids: BM25
 per text field (``meta`` = title + section + column names, ``cells``,

@@ -1,4 +1,4 @@
-"""Listwise LLM re-ranking of candidate tables (seed 001's re-rank step).
+"""Listwise LLM re-ranking of candidate tables (the re-rank step of de Souza et al.'s TableRAG).
 
 The model sees the question and numbered short table descriptions and replies
 with table numbers, best first. Parsing is lenient (any integers in range, in

@@ -1,4 +1,4 @@
-"""process_df solver (seed 001): the model writes `process_df(df)` once; the sandbox runs it."""
+"""process_df solver (de Souza et al., TableRAG): one `process_df(df)`, run in the sandbox."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PyReAct solver (seed 002): a ReAct loop whose actions run Python in the sandbox.
+"""PyReAct solver (Chen et al., TableRAG): a ReAct loop whose actions run Python in the sandbox.
 
 Two modes: ``text`` (Thought / Action / Observation / Final Answer in plain
 text, parsed leniently; for models without native tool calls such as the
@@ -46,7 +46,7 @@ def supports_native_tools(model: Runnable[Any, Any]) -> bool:
     if not isinstance(base, BaseChatModel):
         return False
     if getattr(base, "model_name", None) == ALIAS:
-        return False  # the embedded model writes tool calls as text (see DESIGN.md)
+        return False  # the embedded 1.5B model writes its tool calls as JSON text
     return type(base).bind_tools is not BaseChatModel.bind_tools
 
 

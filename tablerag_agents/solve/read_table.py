@@ -1,4 +1,4 @@
-"""ReadTable baseline (seed 002): the whole table in the prompt, the model answers directly."""
+"""ReadTable baseline (Chen et al., TableRAG): the whole table in the prompt, answered directly."""
 
 from __future__ import annotations
 

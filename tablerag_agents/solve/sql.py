@@ -1,4 +1,4 @@
-"""SQL solver (seed 001): the model writes one DuckDB query, run in a locked-down DuckDB."""
+"""SQL solver (de Souza et al., TableRAG): one model-written query, run in a locked DuckDB."""
 
 from __future__ import annotations
 

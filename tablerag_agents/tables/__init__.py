@@ -9,7 +9,7 @@ from tablerag_agents.tables.render import render_table
 from tablerag_agents.tables.representation import (
     TableRepresentation,
     anonymize_columns,
-    describe_table,
+    represent_table,
     restore_columns,
 )
 
@@ -18,7 +18,7 @@ __all__ = [
     "TableLoadWarning",
     "TableRepresentation",
     "anonymize_columns",
-    "describe_table",
+    "represent_table",
     "load_ottqa_corpus",
     "load_tabfact_table",
     "load_table",

@@ -1,10 +1,18 @@
-"""Textual table representation (seed 001): caption, description, columns, values.
+"""Textual table representation (de Souza et al., TableRAG): caption, description, columns, values.
 
 A :class:`TableRepresentation` is what a corpus index embeds (``to_text``) and
 what an LLM sees about a table (``to_prompt``). With ``anonymize=True`` the
-columns are shown to the LLM as ``Col1..ColN`` (seed 001's guard against
+columns are shown to the LLM as ``Col1..ColN`` (de Souza et al.'s guard against
 hallucinated column names) and ``column_map`` maps them back; the indexed text
 always keeps the real names, since those are what questions mention.
+
+This is an option, not part of the default pipeline: the corpus index
+(:class:`~tablerag_agents.retrieval.corpus.CorpusIndex`) indexes its own
+fields (title, columns, cells, intro, linked passages), which measured better
+on OTT-QA. To use this representation, build a table's text with
+``represent_table(table).to_text()`` (optionally with an
+LLM-written description) and index it with any retriever, or show
+``to_prompt()`` to a solver.
 """
 
 from __future__ import annotations
@@ -156,7 +164,7 @@ def generate_description(model: BaseChatModel, prompt: str) -> str:
     return " ".join(str(content).split())
 
 
-def describe_table(
+def represent_table(
     table: Table,
     *,
     model: BaseChatModel | None = None,

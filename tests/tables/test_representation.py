@@ -14,7 +14,7 @@ from tablerag_agents.tables.render import render_table
 from tablerag_agents.tables.representation import (
     TableRepresentation,
     anonymize_columns,
-    describe_table,
+    represent_table,
     restore_columns,
 )
 
@@ -31,7 +31,7 @@ def _table() -> Table:
 
 
 def test_representation_caps_values_and_serialises() -> None:
-    rep = describe_table(_table(), max_values=3, max_value_chars=10)
+    rep = represent_table(_table(), max_values=3, max_value_chars=10)
     year, league, result = rep.columns
     assert (year.dtype, year.n_unique, year.values) == ("int", 4, ["1934", "1931", "1932"])
     assert league.values == ["ASL"] and league.n_unique == 1
@@ -58,7 +58,7 @@ def test_anonymisation_round_trip() -> None:
     sub = renamed[["Col3", "Col1"]].head(2)
     assert list(restore_columns(sub, mapping).columns) == ["Result", "Year"]
     assert list(table.df.columns) == ["Year", "League", "Result"]  # original untouched
-    rep = describe_table(table, anonymize=True)
+    rep = represent_table(table, anonymize=True)
     assert [c.name for c in rep.columns] == ["Col1", "Col2", "Col3"]
     assert rep.map_back("Col2") == "League" and rep.map_back("Other") == "Other"
     assert '- "Col1" (about "Year"): int' in rep.to_prompt()
@@ -77,7 +77,7 @@ class RecordingChatModel(FakeListChatModel):
 
 def test_llm_description_uses_the_prompt_file() -> None:
     model = RecordingChatModel(responses=["  A table of\nseasons.  "], prompts=[])
-    rep = describe_table(_table(), model=model, anonymize=True)
+    rep = represent_table(_table(), model=model, anonymize=True)
     assert rep.description == "A table of seasons."
     prompt = model.prompts[0]
     # Wording lives in prompts/describe_table.txt; the filled-in fields are ours.
