@@ -1,4 +1,4 @@
-"""``clarify_terms``: explain the abbreviations and ambiguous terms of a question (seed 003)."""
+"""``clarify_terms``: explain the abbreviations and ambiguous terms of a question (Wu, TableRAG)."""
 
 from __future__ import annotations
 

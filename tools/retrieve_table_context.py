@@ -1,6 +1,6 @@
 """``retrieve_table_context``: the columns and cell values of a (huge) table relevant to a question.
 
-Seed 002's schema + cell retrieval under a budget: the prompt text stays about
+TableRAG's (Chen et al.) schema + cell retrieval under a budget: the prompt text stays about
 the same size whether the table has a hundred cells or a million.
 """
 

@@ -1,4 +1,4 @@
-"""``wikipedia_summary``: background on a topic or a table's subject from Wikipedia (seed 003).
+"""``wikipedia_summary``: background on a topic or a table's subject from Wikipedia (Wu, TableRAG).
 
 The provider follows the settings: the live site (``online``), a local corpus
 of page intros (``offline``), or the site then the corpus (``auto``).
