@@ -1,4 +1,4 @@
-"""``filter_table``: the rows and columns of a table a question needs (Wu, TableRAG; Lee et al., PieTa)."""
+"""``filter_table``: the rows and columns a question needs (Wu, TableRAG; Lee et al., PieTa)."""
 
 from __future__ import annotations
 
