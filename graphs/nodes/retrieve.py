@@ -86,13 +86,13 @@ def make_retrieve_tables(resources: ResourcesGetter) -> Any:
         found = [
             {"table_id": h.table_id, "score": float(h.score), "caption": h.caption} for h in hits
         ]
-        ids = [h["table_id"] for h in found]
-        if previous and previous[0] in ids:
+        best = found[0]["score"]
+        floor = best - abs(best) * ctx.multi_table_margin
+        close = [h["table_id"] for h in found if h["score"] >= floor]
+        if previous and previous[0] in close:
             chosen = previous  # the conversation is still about the same tables
         else:
-            best = found[0]["score"]
-            floor = best - abs(best) * ctx.multi_table_margin
-            chosen = [h["table_id"] for h in found if h["score"] >= floor][: max(ctx.max_tables, 1)]
+            chosen = close[: max(ctx.max_tables, 1)]
         progress(runtime, "retrieve_tables", step="chosen", tables=chosen)
         return {
             "table_ids": chosen,

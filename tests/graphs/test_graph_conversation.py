@@ -109,3 +109,26 @@ def test_stream_modes_updates_messages_and_custom(resources_factory, seasons_tab
     texts = "".join(str(msg.content) for msg, _meta in seen["messages"])
     assert 'MIN("Year")' in texts  # the solver's model output, as it was produced
     assert {meta["langgraph_node"] for _msg, meta in seen["messages"]} >= {"solve"}
+
+
+def test_a_new_topic_on_a_thread_moves_to_its_table(
+    resources_factory, seasons_table, lakes_table
+) -> None:
+    model = ScriptedChatModel(
+        [
+            _sql('SELECT MIN("Year") FROM t'),
+            "Which lake of Turkey has the largest depth?",  # the rewrite keeps a new topic
+            _sql('SELECT "Lake" FROM t ORDER BY CAST("Depth (m)" AS INT) DESC LIMIT 1'),
+        ]
+    )
+    graph = build_graph(
+        resources_factory(model, seasons_table, lakes_table), checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "t"}}
+    ctx = Context(solver="sql", max_tables=1)
+    first = graph.invoke({"question": "Portland Timbers seasons first year?"}, thread, context=ctx)
+    assert first["table_ids"] == ["seasons"]
+    second = graph.invoke(
+        {"question": "Which lake of Turkey has the largest depth?"}, thread, context=ctx
+    )
+    assert second["table_ids"] == ["lakes"] and second["answer"]["text"] == "Van"
