@@ -67,6 +67,8 @@ class ParsedReply:
     """Calls read from the text (their tool names are not checked here)."""
     invalid_tool_calls: list[InvalidToolCall] = field(default_factory=list)
     """Call attempts that could not be read, with the error to show the model."""
+    dropped: str = ""
+    """What followed the first group of calls, when only that group is kept."""
 
 
 def _new_id() -> str:
@@ -172,7 +174,9 @@ def _read_block(
     return [_make_call(name, raw) for name, raw in parts]
 
 
-def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
+def parse_tool_calls(
+    text: str, tool_names: Collection[str], *, first_group_only: bool = False
+) -> ParsedReply:
     """Read the tool calls a text-only model wrote into ``text``.
 
     Recognised, anywhere in the reply and several per reply: ``<tool_call>``
@@ -187,6 +191,8 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
         text: The model's reply.
         tool_names: Names of the bound tools (a bare ``{"name": ...}`` without
             arguments is a call only for these).
+        first_group_only: Keep only the first run of calls (blocks separated by
+            whitespace only) and drop the rest of the reply into ``dropped``.
 
     Returns:
         The content without the call blocks, the calls, and the invalid calls.
@@ -230,15 +236,23 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ParsedReply:
     if not found:
         return ParsedReply(content=text)
     found.sort(key=lambda f: f[0])
+    dropped = ""
+    if first_group_only:
+        group = 1
+        while group < len(found) and not text[found[group - 1][1] : found[group][0]].strip():
+            group += 1
+        dropped, found = text[found[group - 1][1] :].strip(), found[:group]
     for _, _, read in found:
         calls.extend(read)
     pieces, last = [], 0
     for start, end, _ in found:
         pieces.append(text[last:start])
         last = end
-    pieces.append(text[last:])
+    if not first_group_only:
+        pieces.append(text[last:])
     content = re.sub(r"\n{3,}", "\n\n", "".join(pieces)).strip()
     return ParsedReply(
+        dropped=dropped,
         content=content,
         tool_calls=[c for c in calls if c["type"] == "tool_call"],  # type: ignore[misc]
         invalid_tool_calls=[c for c in calls if c["type"] == "invalid_tool_call"],  # type: ignore[misc]
@@ -329,6 +343,15 @@ def _errors(reply: ParsedReply) -> list[str]:
     return [str(c.get("error")) for c in reply.invalid_tool_calls]
 
 
+def _metadata(reply: ParsedReply) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    if reply.invalid_tool_calls:
+        metadata["tool_call_errors"] = _errors(reply)
+    if reply.dropped:
+        metadata["dropped_after_tool_calls"] = reply.dropped
+    return metadata
+
+
 def _needs_retry(reply: ParsedReply) -> bool:
     return bool(reply.invalid_tool_calls) and not reply.tool_calls
 
@@ -351,6 +374,15 @@ class EmbeddedChatModel(ChatOpenAI):
 
     tool_call_retries: int = 1
     """How often a reply whose only calls are unreadable is sent back for a retry."""
+    drop_after_calls: bool = True
+    """Keep only the first group of consecutive calls of a reply and drop the rest.
+
+    The 1.5B model often writes its whole plan at once: a call, prose, more calls
+    with guessed arguments and an invented answer, all before any tool result.
+    Dropping what follows the first calls makes the agent run one step and show
+    the model its result. The dropped text is kept in
+    ``response_metadata["dropped_after_tool_calls"]``.
+    """
     tool_result_hint: str | None = TOOL_RESULT_HINT
     """User turn added after tool results (``{question}``: the last user message).
 
@@ -389,12 +421,11 @@ class EmbeddedChatModel(ChatOpenAI):
             msg = gen.message
             if not isinstance(msg, AIMessage) or not isinstance(msg.content, str):
                 continue
-            reply = parse_tool_calls(msg.content, names)
+            reply = parse_tool_calls(msg.content, names, first_group_only=self.drop_after_calls)
+            logger.debug("reply %r -> %d calls", msg.content, len(reply.tool_calls))
             reply.tool_calls[:0] = msg.tool_calls  # calls the server parsed itself
             reply.invalid_tool_calls[:0] = msg.invalid_tool_calls
-            metadata = dict(msg.response_metadata)
-            if reply.invalid_tool_calls:
-                metadata["tool_call_errors"] = _errors(reply)
+            metadata = {**msg.response_metadata, **_metadata(reply)}
             new = msg.model_copy(
                 update={
                     "content": reply.content,
@@ -476,7 +507,7 @@ class EmbeddedChatModel(ChatOpenAI):
             return
         attempt = messages
         for tries_left in range(self.tool_call_retries, -1, -1):
-            held = _HeldStream(names)
+            held = _HeldStream(names, self.drop_after_calls)
             for chunk in super()._stream(attempt, stop=stop, **kwargs):
                 out = held.feed(chunk)
                 if run_manager:
@@ -508,7 +539,7 @@ class EmbeddedChatModel(ChatOpenAI):
             return
         attempt = messages
         for tries_left in range(self.tool_call_retries, -1, -1):
-            held = _HeldStream(names)
+            held = _HeldStream(names, self.drop_after_calls)
             async for chunk in super()._astream(attempt, stop=stop, **kwargs):
                 out = held.feed(chunk)
                 if run_manager:
@@ -528,8 +559,9 @@ class EmbeddedChatModel(ChatOpenAI):
 class _HeldStream:
     """Pass streamed text through until a call may start, then hold it for parsing."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], first_group_only: bool) -> None:
         self.names = names
+        self.first_group_only = first_group_only
         self.emitted: list[str] = []
         self.held: list[str] = []
         self.next_index = 0  # tool_call_chunk indexes already used by the server's own calls
@@ -570,11 +602,13 @@ class _HeldStream:
     @property
     def reply(self) -> ParsedReply:
         """The held text, parsed."""
-        return parse_tool_calls(self.pending + "".join(self.held), self.names)
+        text = self.pending + "".join(self.held)
+        return parse_tool_calls(text, self.names, first_group_only=self.first_group_only)
 
     def final(self) -> ChatGenerationChunk:
         """The last chunk: the held text without call blocks, plus the calls."""
         reply = self.reply
+        logger.debug("streamed reply %r -> %d calls", self.raw, len(reply.tool_calls))
         chunks: list[ToolCallChunk] = []
         for i, call in enumerate([*reply.tool_calls, *reply.invalid_tool_calls]):
             if call["type"] == "tool_call":
@@ -591,8 +625,7 @@ class _HeldStream:
                     name=call["name"], args=args, id=call["id"], index=self.next_index + i
                 )
             )
-        metadata = {"tool_call_errors": _errors(reply)} if reply.invalid_tool_calls else {}
         message = AIMessageChunk(
-            content=reply.content, tool_call_chunks=chunks, response_metadata=metadata
+            content=reply.content, tool_call_chunks=chunks, response_metadata=_metadata(reply)
         )
         return ChatGenerationChunk(message=message)

@@ -224,6 +224,30 @@ def test_parser_reports_unreadable_calls(text: str, name: str | None, error: str
     assert reply.content == ""
 
 
+# A real reply of the embedded model (shortened): a plan with guessed calls and an invented answer.
+PLAN = (
+    "To answer this, here's how I can do it:\n\n1. Call describe_table:\n"
+    '```json\n{"name": "lake_depth", "arguments": {"lake": "Lake Van"}}\n```\n'
+    "This will give me the table.\n\n2. Call multiply:\n"
+    '```json\n{"name": "multiply", "arguments": {"a": 1, "b": 2}}\n```\n'
+    "Therefore, Lake Van is 123 meters deep."
+)
+
+
+def test_parser_can_keep_only_the_first_group_of_calls() -> None:
+    reply = parse_tool_calls(PLAN, NAMES, first_group_only=True)
+    assert [c["name"] for c in reply.tool_calls] == ["lake_depth"]
+    assert reply.content == "To answer this, here's how I can do it:\n\n1. Call describe_table:"
+    assert reply.dropped.startswith("This will give me") and reply.dropped.endswith(
+        "123 meters deep."
+    )
+    # Calls one after another (whitespace only between them) are one group.
+    two = '<tool_call>{"name": "multiply", "arguments": {"a": 1, "b": 2}}</tool_call>\n\n' * 2
+    reply = parse_tool_calls(two + "The result is 9.", NAMES, first_group_only=True)
+    assert len(reply.tool_calls) == 2 and reply.dropped == "The result is 9."
+    assert len(parse_tool_calls(PLAN, NAMES).tool_calls) == 2
+
+
 # --- requests: what the server is sent ------------------------------------------------
 
 
@@ -362,6 +386,21 @@ async def test_astream_yields_calls_at_the_end() -> None:
     for c in chunks[1:]:
         total += c
     _check_fenced(total)  # type: ignore[arg-type]
+
+
+def test_the_model_runs_one_step_of_a_planned_reply() -> None:
+    reply = FakeServer([PLAN]).model().bind_tools([multiply, lake_depth]).invoke("Van?")
+    assert [c["name"] for c in reply.tool_calls] == ["lake_depth"]
+    assert "123" not in str(reply.content)
+    assert reply.response_metadata["dropped_after_tool_calls"].endswith("123 meters deep.")
+    chunks = list(FakeServer([PLAN]).model().bind_tools([multiply, lake_depth]).stream("Van?"))
+    total = chunks[0]
+    for c in chunks[1:]:
+        total += c
+    assert [c["name"] for c in total.tool_calls] == ["lake_depth"]  # type: ignore[attr-defined]
+    assert total.content == reply.content
+    every = FakeServer([PLAN]).model(drop_after_calls=False).bind_tools([multiply, lake_depth])
+    assert len(every.invoke("Van?").tool_calls) == 2
 
 
 BROKEN = '```json\n{"name": "multiply", "arguments": {"a": 12 "b": 34}}\n```'
