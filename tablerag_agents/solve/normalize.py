@@ -17,19 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from tablerag_agents.tables import values
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = re.compile(r"[^\w\s]|_")
 _SPACES = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_CURRENCY = "$£€¥₹"
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
 _MONTHS["sept"] = 9
@@ -64,23 +56,10 @@ def parse_number(text: str) -> float | None:
     """Return the number written in ``text`` or None.
 
     Accepts thousands separators (``"12,467"``), a leading currency sign, a
-    trailing ``%``, a Unicode minus and the words zero..twenty. Text with other
-    words around the number (``"3 times"``) is not a number.
+    trailing ``%``, a Unicode minus, an exponent and the words zero..twenty.
+    Text with other words around the number (``"3 times"``) is not a number.
     """
-    s = str(text).strip().replace("\u2212", "-").replace("\u00a0", "")
-    if s.lower() in _NUMBER_WORDS:
-        return float(_NUMBER_WORDS[s.lower()])
-    s = s.lstrip(_CURRENCY).rstrip("%").strip()
-    if s.startswith(("-", "+")) and len(s) > 1 and s[1] in _CURRENCY:
-        s = s[0] + s[2:]
-    if _THOUSANDS.match(s):
-        s = s.replace(",", "")
-    if not _PLAIN_NUMBER.match(s):
-        return None
-    try:
-        return float(s)
-    except ValueError:
-        return None
+    return values.parse_number(text, words=True, scientific=True)
 
 
 def parse_date(text: str) -> date | tuple[int, int] | None:

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from tablerag_agents.index.tokens import count_tokens
-from tablerag_agents.tables.render import TableFormat, render_table
-from tablerag_agents.tables.values import column_kind
+from tablerag_agents.tables.render import CellStyle, TableFormat, render_table
+from tablerag_agents.tables.values import column_kind, parse_number
 
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
-_NUMERIC = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
 # Solvers show the whole table when it renders in this many tokens or fewer.
 DEFAULT_FULL_TABLE_TOKENS = 1000
-_STRIP = str.maketrans("", "", "$£€¥%\u00a0 ")
-
-
-def _to_number(text: str) -> float | None:
-    s = text.strip().replace("\u2212", "-").translate(_STRIP)
-    if not _NUMERIC.match(s):
-        return None
-    return float(s.replace(",", ""))
 
 
 def clean_numbers(df: pd.DataFrame) -> pd.DataFrame:
@@ -46,7 +35,7 @@ def clean_numbers(df: pd.DataFrame) -> pd.DataFrame:
             if text.strip().lower() in _MISSING:
                 values.append(np.nan)
                 continue
-            num = _to_number(text)
+            num = parse_number(text, loose=True)
             if num is None:
                 ok = False
                 break
@@ -67,28 +56,11 @@ def dtype_name(series: pd.Series) -> str:
     return {"datetime": "date", "text": "str"}.get(kind, kind)
 
 
-def _cell(value: object, max_chars: int) -> str:
-    if isinstance(value, float):
-        if np.isnan(value):
-            return ""
-        if value.is_integer():
-            value = int(value)
-    text = str(value).replace("\n", " ").replace("|", "/")
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-
-
 def markdown_rows(
     df: pd.DataFrame, *, max_rows: int | None = None, max_chars: int = 60, index: bool = False
 ) -> str:
     """Render ``df`` as a markdown table (header + rows), optionally only the first rows."""
-    frame = df if max_rows is None else df.head(max_rows)
-    cols = [str(c) for c in frame.columns]
-    header = (["row"] if index else []) + cols
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for idx, row in zip(frame.index, frame.itertuples(index=False), strict=True):
-        cells = ([str(idx)] if index else []) + [_cell(v, max_chars) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return rows_text(df, "markdown", max_rows=max_rows, max_chars=max_chars, index=index)
 
 
 def rows_text(
@@ -99,11 +71,15 @@ def rows_text(
     max_chars: int = 60,
     index: bool = False,
 ) -> str:
-    """Render ``df`` (or its first ``max_rows``) as markdown, aligned text or HTML."""
-    if fmt == "markdown":
-        return markdown_rows(df, max_rows=max_rows, max_chars=max_chars, index=index)
+    """Render ``df`` (or its first ``max_rows``) as markdown, aligned text or HTML.
+
+    Markdown uses the compact cell style the solver prompts were measured with.
+    """
     frame = df if max_rows is None else df.head(max_rows)
-    return render_table(frame, fmt, max_rows=None, max_cell_chars=max_chars, index=index)
+    cells: CellStyle = "compact" if fmt == "markdown" else "escaped"
+    return render_table(
+        frame, fmt, max_rows=None, max_cell_chars=max_chars, index=index, cells=cells
+    )
 
 
 def describe_table(

@@ -20,16 +20,7 @@ import duckdb
 import pandas as pd
 
 from tablerag_agents.errors import TableRAGError
-
-_LOCKED_CONFIG: dict[str, Any] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-    "temp_directory": "",
-    "lock_configuration": True,
-}
+from tablerag_agents.tables.sql_safety import DUCKDB_UNTRUSTED_CONFIG, quote_ident
 
 
 class SQLRejectedError(TableRAGError):
@@ -51,11 +42,6 @@ def sql_column_names(columns: list[Any]) -> list[str]:
             name, n = f"{base}_{n}", n + 1
         out.append(name)
     return out
-
-
-def quote_ident(name: str) -> str:
-    """Quote an SQL identifier (double quotes, inner quotes doubled)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def check_read_only(sql: str) -> str:
@@ -154,7 +140,12 @@ class SafeDuckDB:
         self.memory_limit = memory_limit
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
-        config = dict(_LOCKED_CONFIG, threads=1, memory_limit=self.memory_limit)
+        config = dict(
+            DUCKDB_UNTRUSTED_CONFIG,
+            lock_configuration=True,
+            threads=1,
+            memory_limit=self.memory_limit,
+        )
         con = duckdb.connect(":memory:", config=config)
         for i, (name, frame) in enumerate(self.tables.items()):
             view = f"__src_{i}"

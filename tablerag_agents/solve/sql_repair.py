@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tablerag_agents.solve.sql_engine import quote_ident
+from tablerag_agents.tables.sql_safety import quote_ident
 
 _MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 

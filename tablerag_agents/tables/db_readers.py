@@ -29,23 +29,12 @@ from xml.etree.ElementTree import ParseError
 import pandas as pd
 
 from tablerag_agents.errors import TableLoadError
+from tablerag_agents.tables.sql_safety import DUCKDB_UNTRUSTED_CONFIG, lock_duckdb, quote_ident
 
 if TYPE_CHECKING:
     import duckdb
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-#: DuckDB settings for a user's file; the configuration is locked once the time
-#: zone is set, so nothing in the file can turn them back on.
-_DUCKDB_UNTRUSTED_CONFIG: dict[str, Any] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-    "allow_persistent_secrets": False,
-    "temp_directory": "",
-}
 
 #: DuckDB types fetched as DuckDB's own text: Python has no exact equivalent
 #: (intervals with months, times with an offset) or the object is no plain cell
@@ -73,10 +62,6 @@ def _pick(source: Path, names: Sequence[str], wanted: str | None, kind: str) -> 
     if wanted not in names:
         raise TableLoadError(source, f"no {kind} {wanted!r}; {kind}s are {list(names)}")
     return wanted
-
-
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _exact_integers(df: pd.DataFrame, rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
@@ -152,7 +137,7 @@ def read_sqlite(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
             "AND name NOT LIKE 'sqlite_%' ORDER BY name"
         ).fetchall()
         name = _pick(source, [r[0] for r in rows], table, "table")
-        cur = conn.execute(f"SELECT * FROM {_quote_ident(name)}")  # name comes from sqlite_master
+        cur = conn.execute(f"SELECT * FROM {quote_ident(name)}")  # name comes from sqlite_master
         columns = [d[0] for d in cur.description]
         df = _frame(cur.fetchall(), columns)
     except sqlite3.Error as exc:
@@ -167,16 +152,11 @@ def _connect_duckdb(source: Path) -> duckdb.DuckDBPyConnection:
     import duckdb
 
     try:
-        conn = duckdb.connect(str(source), read_only=True, config=_DUCKDB_UNTRUSTED_CONFIG)
+        conn = duckdb.connect(str(source), read_only=True, config=DUCKDB_UNTRUSTED_CONFIG)
     except duckdb.Error as exc:
         raise TableLoadError(source, f"cannot open DuckDB file: {exc}") from exc
     try:
-        try:
-            # TIMESTAMPTZ casts to a UTC timestamp whatever the host's time zone.
-            conn.execute("SET TimeZone = 'UTC'")
-        except duckdb.Error:  # built without ICU: TIMESTAMPTZ casts in UTC already
-            pass
-        conn.execute("SET lock_configuration = true")
+        lock_duckdb(conn)
     except duckdb.Error as exc:
         conn.close()
         raise TableLoadError(source, f"cannot lock the DuckDB configuration: {exc}") from exc
@@ -241,7 +221,7 @@ def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
         qualified = {(n if s == "main" else f"{s}.{n}"): (s, n) for s, n in rows}
         name = _pick(source, list(qualified), table, "table")
         schema, bare = qualified[name]
-        sql, columns, utc = _duckdb_select(conn, f"{_quote_ident(schema)}.{_quote_ident(bare)}")
+        sql, columns, utc = _duckdb_select(conn, f"{quote_ident(schema)}.{quote_ident(bare)}")
         df = _frame(conn.execute(sql).fetchall(), columns)
     except duckdb.PermissionException as exc:
         raise TableLoadError(source, f"refused: the table reads outside the file ({exc})") from exc
