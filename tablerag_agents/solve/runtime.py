@@ -6,6 +6,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,13 +75,20 @@ def call_model(
 
 
 def sample_replies(
-    model: Runnable[Any, Any], messages: Sequence[BaseMessage], n: int, temperature: float
+    model: Runnable[Any, Any],
+    messages: Sequence[BaseMessage],
+    n: int,
+    temperature: float,
+    *,
+    concurrent: bool = False,
 ) -> list[LLMReply]:
     """Draw ``n`` sampled replies, in one request when the model is OpenAI-compatible.
 
     One request with ``n`` choices lets the server process the prompt once and
     decode the samples together. Its token usage is put on the first reply.
-    Other models get ``n`` calls with distinct seeds.
+    Other models get ``n`` calls with distinct seeds (distinct seeds also keep
+    the LLM cache from returning one answer ``n`` times), one after the other
+    or, with ``concurrent``, in ``n`` threads.
     """
     from langchain_openai import ChatOpenAI
 
@@ -112,7 +120,11 @@ def sample_replies(
         replies[0].cached_tokens = int(details.get("cache_read", 0) or 0)
         replies[0].seconds = seconds
         return replies
-    return [call_model(model.bind(temperature=temperature, seed=i), messages) for i in range(n)]
+    bound = [model.bind(temperature=temperature, seed=i) for i in range(n)]
+    if not concurrent or n < 2:
+        return [call_model(b, messages) for b in bound]
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(lambda b: call_model(b, messages), bound))
 
 
 def retry_model(model: Runnable[Any, Any], temperature: float | None) -> Runnable[Any, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import httpx
-from langchain_core.messages import HumanMessage
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 
 from tablerag_agents.solve.runtime import call_model, sample_replies
@@ -65,3 +66,22 @@ def test_call_model_reads_usage_and_stop() -> None:
     reply = call_model(_model(requests), [HumanMessage("q")], stop=["Observation:"])
     assert reply.text == "answer 0" and reply.input_tokens == 50 and reply.cached_tokens == 30
     assert requests[0]["stop"] == ["Observation:"]
+
+
+def test_sample_n_and_sample_replies_share_one_sampler() -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from tablerag_agents.models.sampling import sample_n
+
+    class SeedEcho(FakeListChatModel):
+        def invoke(self, messages, config=None, *, stop=None, **kwargs):  # type: ignore[no-untyped-def, override]
+            return AIMessage(f"seed {kwargs['seed']} t {kwargs['temperature']}")
+
+    model = SeedEcho(responses=["unused"])
+    assert sample_n(model, [HumanMessage("q")], 3, temperature=0.5) == [
+        "seed 0 t 0.5",
+        "seed 1 t 0.5",
+        "seed 2 t 0.5",
+    ]
+    with pytest.raises(ValueError, match="n must be"):
+        sample_n(model, [HumanMessage("q")], 0)
