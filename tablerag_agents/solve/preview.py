@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 
 from tablerag_agents.index.tokens import count_tokens
+from tablerag_agents.prompts import load_prompt
+from tablerag_agents.solve.base import SolverContext
 from tablerag_agents.tables.render import CellStyle, TableFormat, render_table
 from tablerag_agents.tables.values import column_kind, parse_number
 
@@ -158,3 +160,30 @@ def context_block(
         rows = rows_text(sub_table, fmt, max_rows=20, max_chars=40, index=True)
         extra = f"{extra}\nRelevant rows:\n{rows}".strip()
     return "\n".join(parts), extra
+
+
+def user_prompt(
+    prompt: str,
+    ctx: SolverContext,
+    tables: dict[str, pd.DataFrame],
+    *,
+    head_rows: int = 8,
+    quote: str = "'",
+    full_table_tokens: int = 0,
+) -> str:
+    """Fill the solver prompt ``prompt`` with the tables, the extra context and the question.
+
+    The tables and extra text come from :func:`context_block` (in the context's
+    table format); blank lines are squeezed.
+    """
+    table, extra = context_block(
+        tables,
+        ctx.extra_text(),
+        ctx.sub_table,
+        head_rows=head_rows,
+        quote=quote,
+        full_table_tokens=full_table_tokens,
+        fmt=ctx.table_format,
+    )
+    text = load_prompt(prompt).format(table=table, extra=extra, question=ctx.question)
+    return text.replace("\n\n", "\n")

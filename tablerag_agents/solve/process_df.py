@@ -22,7 +22,7 @@ from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
     clean_numbers,
-    context_block,
+    user_prompt,
 )
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.solve.runtime import (
@@ -137,21 +137,14 @@ class ProcessDfSolver:
         self.explain_model = explain_model
 
     def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
-        table, extra = context_block(
+        user = user_prompt(
+            "process_df_user",
+            ctx,
             tables,
-            ctx.extra_text(),
-            ctx.sub_table,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
-            fmt=ctx.table_format,
         )
-        user = load_prompt("process_df_user").format(
-            table=table, extra=extra, question=ctx.question
-        )
-        return [
-            SystemMessage(load_prompt("process_df_system")),
-            HumanMessage(user.replace("\n\n", "\n")),
-        ]
+        return [SystemMessage(load_prompt("process_df_system")), HumanMessage(user)]
 
     def _run(self, rec: RunRecorder, reply: LLMReply, tables: dict[str, pd.DataFrame]) -> Attempt:
         """Extract the function from ``reply``, run it, and record the step."""

@@ -26,7 +26,7 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
     clean_numbers,
-    context_block,
+    user_prompt,
 )
 from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
 from tablerag_agents.solve.runtime import QUIET, RunRecorder
@@ -104,16 +104,13 @@ class PyReActSolver:
         return self.mode
 
     def _user_prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> str:
-        table, extra = context_block(
+        return user_prompt(
+            "pyreact_user",
+            ctx,
             tables,
-            ctx.extra_text(),
-            ctx.sub_table,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
-            fmt=ctx.table_format,
         )
-        text = load_prompt("pyreact_user").format(table=table, extra=extra, question=ctx.question)
-        return text.replace("\n\n", "\n")
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""

@@ -17,7 +17,7 @@ from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
     clean_numbers,
-    context_block,
+    user_prompt,
 )
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.runtime import (
@@ -111,20 +111,15 @@ class SQLSolver:
         return SafeDuckDB(tables, timeout_s=self.timeout_s, aliases=aliases), tables
 
     def _prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
-        table, extra = context_block(
+        user = user_prompt(
+            "sql_user",
+            ctx,
             tables,
-            ctx.extra_text(),
-            ctx.sub_table,
             head_rows=self.head_rows,
-            full_table_tokens=self.full_table_tokens,
-            fmt=ctx.table_format,
             quote='"',
+            full_table_tokens=self.full_table_tokens,
         )
-        user = load_prompt("sql_user").format(table=table, extra=extra, question=ctx.question)
-        return [
-            SystemMessage(load_prompt("sql_system")),
-            HumanMessage(user.replace("\n\n", "\n")),
-        ]
+        return [SystemMessage(load_prompt("sql_system")), HumanMessage(user)]
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
