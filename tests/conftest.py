@@ -6,7 +6,9 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from wtq_rows import seasons_frame
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_DATA = Path(__file__).resolve().parent / "data"
@@ -45,3 +47,19 @@ def shared_data() -> Path:
 def test_data() -> Path:
     """The small tables bundled with the tests."""
     return TEST_DATA
+
+
+@pytest.fixture
+def seasons() -> pd.DataFrame:
+    """Rows from WTQ table 204-csv/590 (as strings, like the WTQ loader gives)."""
+    return seasons_frame()
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """One real bubblewrap sandbox shared by a session's tests (a folder may override it)."""
+    from tablerag_agents.sandbox import Sandbox
+
+    sb = Sandbox()
+    yield sb
+    sb.close()

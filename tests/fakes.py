@@ -7,14 +7,23 @@ reply at the first stop sequence, and it reports token usage (whitespace
 tokens of the prompt and the reply) so token accounting can be tested. It
 records every prompt, stop list, call keyword (e.g. a bound temperature)
 and bound tool list for assertions.
+
+Two honest fake embeddings: ``WordCountEmbeddings`` (hashed word counts, so a
+cosine is the word overlap; the filter tests rely on it) and
+``BagOfWordsEmbeddings`` (sums of fixed random word vectors; retrieval, graph
+and backend tests), each with a per-word token encoder for MaxSim.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -93,3 +102,84 @@ class ScriptedChatModel(GenericFakeChatModel):
 def tool_call(name: str, args: dict[str, Any], call_id: str = "call_1") -> AIMessage:
     """An AI message asking for one native tool call."""
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+_DIM = 512
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _slot(word: str) -> int:
+    return int(hashlib.sha256(word.encode()).hexdigest(), 16) % _DIM
+
+
+class WordCountEmbeddings(Embeddings):
+    """Honest bag-of-words embeddings: hashed word counts, unit length (cosine = word overlap)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One count vector per text."""
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Hashed word counts, normalised."""
+        vec = np.zeros(_DIM, dtype=np.float32)
+        for w in words(text):
+            vec[_slot(w)] += 1.0
+        norm = np.linalg.norm(vec)
+        return (vec / norm if norm else vec).tolist()
+
+
+def word_onehot_encoder(texts: Sequence[str]) -> list[np.ndarray]:
+    """Per-token unit vectors: one hashed one-hot per word (MaxSim counts shared words)."""
+    out = []
+    for text in texts:
+        toks = words(text)
+        mat = np.zeros((len(toks), _DIM), dtype=np.float32)
+        for i, w in enumerate(toks):
+            mat[i, _slot(w)] = 1.0
+        out.append(mat)
+    return out
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _word_vector(word: str, dim: int) -> np.ndarray:
+    seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+    vec = np.random.default_rng(seed).standard_normal(dim)
+    return vec / np.linalg.norm(vec)
+
+
+class BagOfWordsEmbeddings(Embeddings):
+    """A real (if simple) embedding: the sum of fixed random word vectors, lowercased."""
+
+    def __init__(self, dim: int = 64) -> None:
+        """Embed in ``dim`` dimensions."""
+        self.dim = dim
+        self.name = f"bow:{dim}"
+
+    def _embed(self, text: str) -> list[float]:
+        vec = np.zeros(self.dim)
+        for word in _WORD.findall(text.lower()):
+            vec += _word_vector(word, self.dim)
+        return vec.tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text."""
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The text's vector."""
+        return self._embed(text)
+
+
+def word_vector_encoder(texts: Sequence[str], dim: int = 64) -> list[np.ndarray]:
+    """One unit vector per lowercased word: MaxSim then counts shared words."""
+    out = []
+    for text in texts:
+        words = _WORD.findall(text.lower())
+        out.append(np.stack([_word_vector(w, dim) for w in words]) if words else np.zeros((0, dim)))
+    return out

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fakes import ScriptedChatModel
-from retrieval.conftest import BagOfWordsEmbeddings
+from fakes import BagOfWordsEmbeddings, ScriptedChatModel
 from tablerag_agents.graphs import Context
 
 from tablerag_agents import resources as resources_module

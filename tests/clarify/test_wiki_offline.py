@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PAGES, write_corpus
+from wiki_pages import PAGES, write_corpus
 
 from tablerag_agents.clarify import OfflineWikipedia, WikipediaProvider, normalize_title
 from tablerag_agents.errors import WikiCorpusError

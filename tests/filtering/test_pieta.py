@@ -6,9 +6,9 @@ import json
 
 import pandas as pd
 import pytest
-from conftest import WindowPicker
 from fakes import ScriptedChatModel
 from langchain_core.embeddings import Embeddings
+from pieta_fakes import WindowPicker
 
 from tablerag_agents.filtering import pieta_filter
 from tablerag_agents.filtering.pieta import divide, parse_picks, window_starts

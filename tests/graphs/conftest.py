@@ -2,38 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from fakes import BagOfWordsEmbeddings
+from wtq_rows import seasons_frame
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from retrieval.conftest import BagOfWordsEmbeddings  # noqa: E402
-
-from tablerag_agents.resources import Resources  # noqa: E402
-from tablerag_agents.tables import Table  # noqa: E402
+from tablerag_agents.resources import Resources
+from tablerag_agents.tables import Table
 
 
 @pytest.fixture
 def seasons_table() -> Table:
     """Rows from WTQ table 204-csv/590 (a USL team's seasons)."""
-    df = pd.DataFrame(
-        {
-            "Year": ["2001", "2002", "2003", "2004", "2005"],
-            "League": ["USL A-League"] * 4 + ["USL First Division"],
-            "Regular Season": [
-                "4th, Western",
-                "2nd, Pacific",
-                "3rd, Pacific",
-                "1st, Western",
-                "5th",
-            ],
-            "Avg. Attendance": ["7,169", "6,260", "5,871", "5,628", "6,028"],
-        }
-    )
+    df = seasons_frame().drop(columns="Division")
     return Table("seasons", df, caption="Portland Timbers seasons")
 
 

@@ -16,13 +16,11 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fake_model import ProgramChatModel, numbers_table  # noqa: E402
-from retrieval.conftest import BagOfWordsEmbeddings  # noqa: E402
+from fake_model import numbers_resources  # noqa: E402
 from tablerag_agents.graphs import Context  # noqa: E402
 
 from tablerag_agents.resources import Resources  # noqa: E402
 from tablerag_agents.server import create_app  # noqa: E402
-from tablerag_agents.tables import Table  # noqa: E402
 
 
 class LiveServer:
@@ -57,15 +55,6 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=30)
         assert not self.thread.is_alive(), "uvicorn did not stop"
-
-
-def numbers_resources(model: Any | None = None, **kwargs: Any) -> Resources:
-    """Resources with the fake model, bag-of-words embeddings and the ``numbers`` table."""
-    res = Resources(
-        chat_model=model or ProgramChatModel(), embeddings=BagOfWordsEmbeddings(), **kwargs
-    )
-    res.add_table(Table("numbers", numbers_table(), caption="numbers and their squares"))
-    return res
 
 
 @pytest.fixture

@@ -21,12 +21,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
+from fakes import BagOfWordsEmbeddings
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from tablerag_agents.resources import Resources
+from tablerag_agents.tables import Table
 
 _UP_TO = re.compile(r"\bn up to (\d+)", re.I)
 _WHICH = re.compile(r"\bwhich n has value (\d+)", re.I)
@@ -153,3 +157,12 @@ class ProgramChatModel(BaseChatModel):
             if run_manager is not None:
                 run_manager.on_llm_new_token(word, chunk=chunk)
             yield chunk
+
+
+def numbers_resources(model: Any | None = None, **kwargs: Any) -> Resources:
+    """Resources with the fake model, bag-of-words embeddings and the ``numbers`` table."""
+    res = Resources(
+        chat_model=model or ProgramChatModel(), embeddings=BagOfWordsEmbeddings(), **kwargs
+    )
+    res.add_table(Table("numbers", numbers_table(), caption="numbers and their squares"))
+    return res

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import numbers_resources
-from fake_model import ProgramChatModel, question
+from fake_model import ProgramChatModel, numbers_resources, question
 from sse_client import iter_events
 
 from tablerag_agents.resources import Resources

@@ -5,8 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import numbers_resources
-from fake_model import ProgramChatModel, expected_total, question
+from fake_model import ProgramChatModel, expected_total, numbers_resources, question
 from tablerag_agents.graphs import Context
 
 from tablerag_agents.sandbox import Sandbox, SandboxPolicy

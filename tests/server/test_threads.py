@@ -6,8 +6,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import numbers_resources
-from fake_model import ProgramChatModel, expected_total, lookup_question, question
+from fake_model import (
+    ProgramChatModel,
+    expected_total,
+    lookup_question,
+    numbers_resources,
+    question,
+)
 from sse_client import iter_events
 
 

@@ -12,6 +12,7 @@ from fakes import ScriptedChatModel
 from tablerag_agents.graphs import Context
 from tablerag_agents.tools import TableRAGToolkit
 from tools_testdata import call, fake_embeddings, wtq_tables
+from wtq_rows import seasons_frame
 
 from tablerag_agents.config import Settings
 from tablerag_agents.resources import Resources
@@ -20,20 +21,10 @@ from tablerag_agents.tables import Table
 
 SEASONS = Table(
     "seasons",
-    pd.DataFrame(
-        {
-            "Year": [2001, 2002, 2003, 2004, 2005],
-            "League": ["USL A-League"] * 4 + ["USL First Division"],
-            "Regular Season": [
-                "4th, Western",
-                "2nd, Pacific",
-                "3rd, Pacific",
-                "1st, Western",
-                "5th",
-            ],
-            "Avg. Attendance": [7169, 6260, 5871, 5628, 6028],
-        }
-    ),
+    seasons_frame()
+    .drop(columns="Division")
+    .astype({"Year": int})
+    .assign(**{"Avg. Attendance": [7169, 6260, 5871, 5628, 6028]}),
     caption="Portland Timbers (USL) seasons",
 )
 
