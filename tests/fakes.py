@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import httpx
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
@@ -183,3 +184,15 @@ def word_vector_encoder(texts: Sequence[str], dim: int = 64) -> list[np.ndarray]
         words = _WORD.findall(text.lower())
         out.append(np.stack([_word_vector(w, dim) for w in words]) if words else np.zeros((0, dim)))
     return out
+
+
+def completion_response(
+    texts: Sequence[str], usage: dict[str, Any], model: str = "m"
+) -> httpx.Response:
+    """An OpenAI ``chat.completion`` response, one choice per text (for a ``MockTransport``)."""
+    choices = [
+        {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+        for i, t in enumerate(texts)
+    ]
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": model}
+    return httpx.Response(200, json={**body, "choices": choices, "usage": usage})

@@ -7,7 +7,7 @@ import json
 import httpx
 import pandas as pd
 import pytest
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, completion_response
 from langchain_openai import ChatOpenAI
 
 from tablerag_agents.filtering import llm_filter
@@ -133,26 +133,8 @@ def _openai_model(requests: list[dict]) -> ChatOpenAI:
         n = body.get("n", 1)
         if n > 4:
             return httpx.Response(400, json={"error": {"message": "Field 'n': 1 <= n <= 4"}})
-        choices = [
-            {
-                "index": i,
-                "message": {"role": "assistant", "content": PICK_2003},
-                "finish_reason": "stop",
-            }
-            for i in range(n)
-        ]
         usage = {"prompt_tokens": 400, "completion_tokens": 15 * n, "total_tokens": 400 + 15 * n}
-        return httpx.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": choices,
-                "usage": usage,
-            },
-        )
+        return completion_response([PICK_2003] * n, usage)
 
     client = httpx.Client(transport=httpx.MockTransport(handler))
     return ChatOpenAI(

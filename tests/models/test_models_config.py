@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fakes import completion_response
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
@@ -76,21 +77,8 @@ def _completion(content: str | list[str], calls: list[dict]) -> httpx.MockTransp
         body = json.loads(request.content)
         calls.append(body)
         texts = content if isinstance(content, list) else [content]
-        choices = [
-            {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
-            for i, t in enumerate(texts[: body.get("n", 1)])
-        ]
-        return httpx.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": choices,
-                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-            },
-        )
+        usage = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
+        return completion_response(texts[: body.get("n", 1)], usage, body["model"])
 
     return httpx.MockTransport(handler)
 

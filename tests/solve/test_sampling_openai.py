@@ -6,6 +6,7 @@ import json
 
 import httpx
 import pytest
+from fakes import completion_response
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 
@@ -17,29 +18,13 @@ def _model(requests: list[dict]) -> ChatOpenAI:
         body = json.loads(request.content)
         requests.append(body)
         n = body.get("n", 1)
-        return httpx.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": i,
-                        "message": {"role": "assistant", "content": f"answer {i}"},
-                        "finish_reason": "stop",
-                    }
-                    for i in range(n)
-                ],
-                "usage": {
-                    "prompt_tokens": 50,
-                    "completion_tokens": 4 * n,
-                    "total_tokens": 50 + 4 * n,
-                    "prompt_tokens_details": {"cached_tokens": 30},
-                },
-            },
-        )
+        usage = {
+            "prompt_tokens": 50,
+            "completion_tokens": 4 * n,
+            "total_tokens": 50 + 4 * n,
+            "prompt_tokens_details": {"cached_tokens": 30},
+        }
+        return completion_response([f"answer {i}" for i in range(n)], usage)
 
     client = httpx.Client(transport=httpx.MockTransport(handler))
     return ChatOpenAI(base_url="http://local/v1", api_key="x", model="m", http_client=client)
