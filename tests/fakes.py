@@ -100,6 +100,11 @@ class ScriptedChatModel(GenericFakeChatModel):
         return len(rest)
 
 
+def sql_reply(query: str) -> str:
+    """A reply of the SQL solver's model: ``query`` in a fenced ``sql`` block."""
+    return f"```sql\n{query}\n```"
+
+
 def tool_call(name: str, args: dict[str, Any], call_id: str = "call_1") -> AIMessage:
     """An AI message asking for one native tool call."""
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])

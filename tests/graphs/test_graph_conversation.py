@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, sql_reply
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from tablerag_agents.graphs import Context, build_graph
-
-
-def _sql(query: str) -> str:
-    return f"```sql\n{query}\n```"
 
 
 def test_a_follow_up_keeps_the_tables_and_sees_the_earlier_turn(
@@ -19,9 +15,9 @@ def test_a_follow_up_keeps_the_tables_and_sees_the_earlier_turn(
 ) -> None:
     model = ScriptedChatModel(
         [
-            _sql('SELECT "Avg. Attendance" FROM t WHERE "Year" = \'2002\''),
+            sql_reply('SELECT "Avg. Attendance" FROM t WHERE "Year" = \'2002\''),
             "What was the Portland Timbers' average attendance in 2003?",  # the rewrite
-            _sql('SELECT "Avg. Attendance" FROM t WHERE "Year" = \'2003\''),
+            sql_reply('SELECT "Avg. Attendance" FROM t WHERE "Year" = \'2003\''),
         ]
     )
     graph = build_graph(
@@ -47,7 +43,7 @@ def test_a_follow_up_keeps_the_tables_and_sees_the_earlier_turn(
 
 def test_threads_do_not_share_conversations(resources_factory, seasons_table) -> None:
     model = ScriptedChatModel(
-        [_sql('SELECT MIN("Year") FROM t'), _sql('SELECT MAX("Year") FROM t')]
+        [sql_reply('SELECT MIN("Year") FROM t'), sql_reply('SELECT MAX("Year") FROM t')]
     )
     graph = build_graph(resources_factory(model, seasons_table), checkpointer=InMemorySaver())
     ctx = Context(solver="sql")
@@ -63,9 +59,9 @@ def test_sqlite_checkpointer_keeps_a_thread_across_graphs(
     path = tmp_path / "threads.sqlite"
     model = ScriptedChatModel(
         [
-            _sql('SELECT MIN("Year") FROM t'),
+            sql_reply('SELECT MIN("Year") FROM t'),
             "What is the last year?",
-            _sql('SELECT MAX("Year") FROM t'),
+            sql_reply('SELECT MAX("Year") FROM t'),
         ]
     )
     res = resources_factory(model, seasons_table)
@@ -85,7 +81,7 @@ def test_sqlite_checkpointer_keeps_a_thread_across_graphs(
 
 
 def test_messages_input_works_like_a_question(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     graph = build_graph(resources_factory(model, seasons_table))
     out = graph.invoke(
         {"messages": [{"role": "user", "content": "first year?"}]}, context={"solver": "sql"}
@@ -94,7 +90,7 @@ def test_messages_input_works_like_a_question(resources_factory, seasons_table) 
 
 
 def test_stream_modes_updates_messages_and_custom(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     graph = build_graph(resources_factory(model, seasons_table))
     seen: dict[str, list] = {"updates": [], "messages": [], "custom": []}
     for mode, chunk in graph.stream(
@@ -116,9 +112,9 @@ def test_a_new_topic_on_a_thread_moves_to_its_table(
 ) -> None:
     model = ScriptedChatModel(
         [
-            _sql('SELECT MIN("Year") FROM t'),
+            sql_reply('SELECT MIN("Year") FROM t'),
             "Which lake of Turkey has the largest depth?",  # the rewrite keeps a new topic
-            _sql('SELECT "Lake" FROM t ORDER BY CAST("Depth (m)" AS INT) DESC LIMIT 1'),
+            sql_reply('SELECT "Lake" FROM t ORDER BY CAST("Depth (m)" AS INT) DESC LIMIT 1'),
         ]
     )
     graph = build_graph(

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import pandas as pd
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, sql_reply
+from graph_runs import run_graph
 from tablerag_agents.graphs import NOT_FOUND, Context, build_graph
 
 from tablerag_agents.tables import Table
 
 
-def _sql(query: str) -> str:
-    return f"```sql\n{query}\n```"
-
-
-def _nodes(graph, inputs, ctx: Context) -> tuple[list[str], dict]:
-    """Run the graph; return the nodes that ran (in order) and the final values."""
-    ran = []
-    for mode, chunk in graph.stream(inputs, context=ctx, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            ran.extend(chunk)
-        else:
-            final = chunk
-    return ran, final
-
-
 def test_a_given_small_table_goes_straight_to_solve(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     graph = build_graph(resources_factory(model, seasons_table))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph, {"question": "first season?", "tables": ["seasons"]}, Context(solver="sql")
     )
     assert ran == ["prepare", "solve", "answer"]
@@ -42,9 +28,9 @@ def test_a_given_small_table_goes_straight_to_solve(resources_factory, seasons_t
 
 
 def test_a_zero_is_an_answer_not_a_reason_to_retry(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql("SELECT COUNT(*) FROM t WHERE \"League\" = 'MLS'")])
+    model = ScriptedChatModel([sql_reply("SELECT COUNT(*) FROM t WHERE \"League\" = 'MLS'")])
     graph = build_graph(resources_factory(model, seasons_table))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph,
         {"question": "how many seasons did they play in MLS?", "tables": ["seasons"]},
         Context(solver="sql", retry_solvers=["read_table"]),
@@ -54,10 +40,10 @@ def test_a_zero_is_an_answer_not_a_reason_to_retry(resources_factory, seasons_ta
 
 
 def test_no_value_retries_with_the_next_solver(resources_factory, seasons_table) -> None:
-    bad = [_sql(f"SELECT nope{i} FROM t") for i in range(3)]
+    bad = [sql_reply(f"SELECT nope{i} FROM t") for i in range(3)]
     model = ScriptedChatModel([*bad, "Final Answer: 2003"])
     graph = build_graph(resources_factory(model, seasons_table))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph,
         {"question": "which year were they 3rd?", "tables": ["seasons"]},
         Context(solver="sql", retry_solvers=["sql", "read_table"]),
@@ -68,9 +54,9 @@ def test_no_value_retries_with_the_next_solver(resources_factory, seasons_table)
 
 
 def test_an_answerless_run_abstains(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql(f"SELECT nope{i} FROM t") for i in range(3)])
+    model = ScriptedChatModel([sql_reply(f"SELECT nope{i} FROM t") for i in range(3)])
     graph = build_graph(resources_factory(model, seasons_table))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph,
         {"question": "which year?", "tables": ["seasons"]},
         Context(solver="sql", retry_solvers=[]),
@@ -85,7 +71,7 @@ def test_corpus_search_picks_the_table(resources_factory, seasons_table, lakes_t
         ['```sql\nSELECT "Lake" FROM t ORDER BY CAST("Depth (m)" AS INT) DESC LIMIT 1\n```']
     )
     graph = build_graph(resources_factory(model, seasons_table, lakes_table))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph,
         {"question": "Which lake of Turkey has the largest depth?"},
         Context(solver="sql", max_tables=1),
@@ -95,9 +81,9 @@ def test_corpus_search_picks_the_table(resources_factory, seasons_table, lakes_t
 
 
 def test_close_scores_keep_several_tables(resources_factory, seasons_table, lakes_table) -> None:
-    model = ScriptedChatModel([_sql("SELECT COUNT(*) FROM lakes")])
+    model = ScriptedChatModel([sql_reply("SELECT COUNT(*) FROM lakes")])
     graph = build_graph(resources_factory(model, seasons_table, lakes_table))
-    _, out = _nodes(
+    _, out = run_graph(
         graph,
         {"question": "lakes seasons"},
         Context(solver="sql", max_tables=2, multi_table_margin=1.0),
@@ -115,11 +101,11 @@ def test_large_tables_get_expansion_and_schema_cells(resources_factory) -> None:
     model = ScriptedChatModel(
         [
             'Here you go: {"schema_queries": ["population"], "cell_queries": ["city 7"]}',
-            _sql('SELECT "pop" FROM t WHERE "city" = \'city 7\''),
+            sql_reply('SELECT "pop" FROM t WHERE "city" = \'city 7\''),
         ]
     )
     graph = build_graph(resources_factory(model, big))
-    ran, out = _nodes(
+    ran, out = run_graph(
         graph,
         {"question": "population of city 7?", "tables": ["cities"]},
         Context(solver="sql", large_table_cells=50),
@@ -134,9 +120,9 @@ def test_large_tables_get_expansion_and_schema_cells(resources_factory) -> None:
 
 def test_unparsable_expansion_falls_back_to_the_question(resources_factory) -> None:
     df = pd.DataFrame({"a": [str(i) for i in range(30)], "b": [str(i * 2) for i in range(30)]})
-    model = ScriptedChatModel(["I cannot do JSON", _sql('SELECT MAX("b") FROM t')])
+    model = ScriptedChatModel(["I cannot do JSON", sql_reply('SELECT MAX("b") FROM t')])
     graph = build_graph(resources_factory(model, Table("nums", df)))
-    _, out = _nodes(
+    _, out = run_graph(
         graph,
         {"question": "largest b?", "tables": ["nums"]},
         Context(solver="sql", large_table_cells=10),
@@ -147,9 +133,9 @@ def test_unparsable_expansion_falls_back_to_the_question(resources_factory) -> N
 
 def test_expansion_can_be_switched_off(resources_factory) -> None:
     df = pd.DataFrame({"a": [str(i) for i in range(30)], "b": [str(i * 2) for i in range(30)]})
-    model = ScriptedChatModel([_sql('SELECT MAX("b") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MAX("b") FROM t')])
     graph = build_graph(resources_factory(model, Table("nums", df)))
-    ran, _ = _nodes(
+    ran, _ = run_graph(
         graph,
         {"question": "largest b?", "tables": ["nums"]},
         Context(solver="sql", large_table_cells=10, expand_query=False),
@@ -158,9 +144,9 @@ def test_expansion_can_be_switched_off(resources_factory) -> None:
 
 
 def test_table_format_reaches_the_solver_prompt(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     graph = build_graph(resources_factory(model, seasons_table))
-    _nodes(
+    run_graph(
         graph,
         {"question": "first?", "tables": ["seasons"]},
         Context(solver="sql", table_format="html"),

@@ -6,30 +6,17 @@ import gzip
 import json
 
 import pytest
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, sql_reply
+from graph_runs import run_graph
 from tablerag_agents.graphs import Context, build_graph
 
 from tablerag_agents.clarify import OfflineWikipedia
 
 
-def _sql(query: str) -> str:
-    return f"```sql\n{query}\n```"
-
-
-def _run(graph, inputs, ctx):
-    ran, final = [], {}
-    for mode, chunk in graph.stream(inputs, context=ctx, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            ran.extend(chunk)
-        else:
-            final = chunk
-    return ran, final
-
-
 def test_semantic_filter_shows_the_relevant_rows(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT "Year" FROM t WHERE "Regular Season" = \'5th\'')])
+    model = ScriptedChatModel([sql_reply('SELECT "Year" FROM t WHERE "Regular Season" = \'5th\'')])
     graph = build_graph(resources_factory(model, seasons_table))
-    ran, out = _run(
+    ran, out = run_graph(
         graph,
         {
             "question": "which year did they finish 5th in the USL First Division?",
@@ -48,9 +35,9 @@ def test_semantic_filter_shows_the_relevant_rows(resources_factory, seasons_tabl
 def test_filter_scope_table_gives_the_solver_only_the_sub_table(
     resources_factory, seasons_table
 ) -> None:
-    model = ScriptedChatModel([_sql("SELECT COUNT(*) FROM t")])
+    model = ScriptedChatModel([sql_reply("SELECT COUNT(*) FROM t")])
     graph = build_graph(resources_factory(model, seasons_table))
-    _, out = _run(
+    _, out = run_graph(
         graph,
         {"question": "First Division 5th season year", "tables": ["seasons"]},
         Context(solver="sql", filter="semantic", filter_scope="table", filter_rows=2),
@@ -61,9 +48,9 @@ def test_filter_scope_table_gives_the_solver_only_the_sub_table(
 
 
 def test_filter_min_cells_skips_small_tables(resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     graph = build_graph(resources_factory(model, seasons_table))
-    _, out = _run(
+    _, out = run_graph(
         graph,
         {"question": "first?", "tables": ["seasons"]},
         Context(solver="sql", filter="semantic", filter_min_cells=1000),
@@ -76,10 +63,10 @@ def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table) -> No
     pick = "```python\nresult = df[df['Year'].astype(str) == '2003'][['Year', 'League']]\n```"
     other = "```python\nresult = df[df['Year'].astype(str) == '2004'][['Year', 'League']]\n```"
     model = ScriptedChatModel(
-        [pick, pick, other, _sql('SELECT "League" FROM t WHERE "Year" = \'2003\'')]
+        [pick, pick, other, sql_reply('SELECT "League" FROM t WHERE "Year" = \'2003\'')]
     )
     graph = build_graph(resources_factory(model, seasons_table))
-    _, out = _run(
+    _, out = run_graph(
         graph,
         {"question": "which league in 2003?", "tables": ["seasons"]},
         Context(solver="sql", filter="llm", filter_samples=3),
@@ -111,14 +98,14 @@ def test_clarify_adds_terms_and_wikipedia_background(
     model = ScriptedChatModel(
         [
             '{"USL": "United Soccer Leagues, a soccer league organisation", "NBA": "basketball"}',
-            _sql('SELECT MIN("Year") FROM t'),
+            sql_reply('SELECT MIN("Year") FROM t'),
         ]
     )
     res = resources_factory(model, seasons_table)
     res._wikipedia = _intros(tmp_path)
     seasons_table.caption = "Portland Timbers (2001–2010)"
     graph = build_graph(res)
-    ran, out = _run(
+    ran, out = run_graph(
         graph,
         {"question": "first USL season?", "tables": ["seasons"]},
         Context(solver="sql", clarify_terms=True, wikipedia=True),
@@ -132,11 +119,11 @@ def test_clarify_adds_terms_and_wikipedia_background(
 
 
 def test_wikipedia_alone_asks_no_model(tmp_path, resources_factory, seasons_table) -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     res = resources_factory(model, seasons_table)
     res._wikipedia = _intros(tmp_path)
     graph = build_graph(res)
-    ran, out = _run(
+    ran, out = run_graph(
         graph,
         {"question": "first season?", "tables": ["seasons"]},
         Context(solver="sql", wikipedia=True),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, sql_reply
 from tablerag_agents.graphs import Context
 from tablerag_agents.tools import TableRAGToolkit
 from tools_testdata import call, fake_embeddings, wtq_tables
@@ -168,12 +168,8 @@ def test_wikipedia_switched_off() -> None:
     assert message.status == "error" and "switched off" in message.content
 
 
-def _sql(query: str) -> str:
-    return f"```sql\n{query}\n```"
-
-
 def test_ask_tables_answers_with_cited_cells() -> None:
-    model = ScriptedChatModel([_sql('SELECT MIN("Year") FROM t')])
+    model = ScriptedChatModel([sql_reply('SELECT MIN("Year") FROM t')])
     with kit_with(model, SEASONS, *wtq_tables(), ask_context=Context(solver="sql")) as kit:
         message = call(kit.get_tool("ask_tables"), question="first season?", tables=["seasons"])
     answer = message.artifact
