@@ -179,6 +179,8 @@ def _context(solver: str, settings: list[str] | None) -> Context:
         raise ValueError(f"bad --set value: {exc.errors()[0]['msg']} ({pair!r})") from None
 
 
+SolverOption = Annotated[str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")]
+StreamOption = Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")]
 SetOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -200,11 +202,9 @@ def ask(
         Path | None,
         typer.Option("--index", "-i", help="Answer over the best tables of this index."),
     ] = None,
-    solver: Annotated[
-        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
-    ] = "fallback",
+    solver: SolverOption = "fallback",
     settings: SetOption = None,
-    stream: Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")] = False,
+    stream: StreamOption = False,
     trace: Annotated[
         Path | None, typer.Option(help="Write the run's per-node trace as JSON to this file.")
     ] = None,
@@ -237,11 +237,9 @@ def demo(
     out: Annotated[
         Path | None, typer.Option(help="Where to put the demo index (default: the cache dir).")
     ] = None,
-    solver: Annotated[
-        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
-    ] = "fallback",
+    solver: SolverOption = "fallback",
     settings: SetOption = None,
-    stream: Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")] = False,
+    stream: StreamOption = False,
 ) -> None:
     """Index the bundled sample tables and answer one question about each with the chat model."""
     from tablerag_agents.indexing import index_tables
@@ -293,9 +291,7 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest table upload, in MB.")
     ] = 20.0,
-    solver: Annotated[
-        str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")
-    ] = "fallback",
+    solver: SolverOption = "fallback",
     settings: SetOption = None,
 ) -> None:
     """Serve the graph over HTTP: OpenAI-compatible chat, threads, table uploads."""
