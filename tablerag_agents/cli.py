@@ -105,7 +105,7 @@ def index(
     ] = None,
 ) -> None:
     """Index tables into a directory for `search` and `ask` (adds to an existing index)."""
-    from tablerag_agents.indexing import index_tables
+    from tablerag_agents.retrieval.corpus_folder import index_tables
 
     stats = index_tables(
         paths,
@@ -141,7 +141,7 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Rank the indexed tables for a question."""
-    from tablerag_agents.indexing import search_tables
+    from tablerag_agents.retrieval.corpus_folder import search_tables
 
     hits = search_tables(
         question, index_dir, settings=Settings(), k=k, method=method, rerank=rerank
@@ -242,8 +242,8 @@ def demo(
     stream: StreamOption = False,
 ) -> None:
     """Index the bundled sample tables and answer one question about each with the chat model."""
-    from tablerag_agents.indexing import index_tables
     from tablerag_agents.qa import DEMO_QUESTIONS, answer_question, sample_tables_dir
+    from tablerag_agents.retrieval.corpus_folder import index_tables
     from tablerag_agents.solve.normalize import answers_match
 
     ctx = _context(solver, settings)

@@ -35,11 +35,11 @@ class ModelError(TableRAGError):
     """A chat or embedding model could not be created or started."""
 
 
-class IndexError_(TableRAGError):
-    """Base for index problems (named with a trailing underscore to avoid the builtin)."""
+class CorpusIndexError(TableRAGError):
+    """Base for problems with a saved corpus index (missing, stale, unsafe)."""
 
 
-class StaleIndexError(IndexError_):
+class StaleIndexError(CorpusIndexError):
     """An index on disk was built with other embeddings or parameters."""
 
     def __init__(
@@ -55,7 +55,7 @@ class StaleIndexError(IndexError_):
         )
 
 
-class IndexNotFoundError(IndexError_):
+class IndexNotFoundError(CorpusIndexError):
     """No index exists at the given path."""
 
     def __init__(self, path: str | Path) -> None:
@@ -63,7 +63,7 @@ class IndexNotFoundError(IndexError_):
         super().__init__(f"no index found at {self.path!r}; create one with `tablerag index`")
 
 
-class UnsafeIndexError(IndexError_):
+class UnsafeIndexError(CorpusIndexError):
     """A saved index names a file outside its own folder (absolute path, ``..``, symlink)."""
 
     def __init__(self, path: str | Path, name: object, reason: str) -> None:

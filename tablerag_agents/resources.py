@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from tablerag_agents.clarify import WikipediaProvider
-    from tablerag_agents.index import TableIndex
     from tablerag_agents.retrieval.corpus import CorpusIndex
     from tablerag_agents.sandbox import Sandbox, SandboxPolicy
+    from tablerag_agents.table_index import TableIndex
 
 logger = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ class Resources:
 
     def table_index(self, table: Table, *, budget: int) -> TableIndex:
         """The schema/cell index of ``table`` under ``budget`` (built once, LRU-cached)."""
-        from tablerag_agents.index import TableIndex
+        from tablerag_agents.table_index import TableIndex
 
         key = (table.id, frame_fingerprint(table.df), budget)
         with self._lock:

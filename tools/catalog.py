@@ -21,9 +21,9 @@ from tablerag_agents.solve.base import python_name
 from tablerag_agents.tables import Table
 
 if TYPE_CHECKING:
-    from tablerag_agents.index import TableIndex
     from tablerag_agents.resources import Resources
     from tablerag_agents.retrieval.corpus import CorpusIndex
+    from tablerag_agents.table_index import TableIndex
 
 #: Table ids listed in full in an error message; beyond this, the closest ones.
 MAX_LISTED = 30
@@ -134,7 +134,7 @@ class TableCatalog:
 
     def table_index(self, table: Table, budget: int) -> TableIndex:
         """The schema/cell index of ``table`` under ``budget`` (built once per table id)."""
-        from tablerag_agents.index import TableIndex
+        from tablerag_agents.table_index import TableIndex
 
         key = (table.id, budget)
         with self._lock:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tablerag_agents.tools._base import TableTool
 from tablerag_agents.tools.catalog import TableCatalog
 
-from tablerag_agents.index import build_table_context
-from tablerag_agents.index.cells import DEFAULT_BUDGET
+from tablerag_agents.table_index import build_table_context
+from tablerag_agents.table_index.cells import DEFAULT_BUDGET
 
 
 class RetrieveTableContextInput(BaseModel):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tablerag_agents.tools._base import TableTool
 from tablerag_agents.tools.catalog import TableCatalog
 
-from tablerag_agents.indexing import hit_dict
+from tablerag_agents.retrieval.corpus_folder import hit_dict
 
 #: Column names listed per hit in the text for the model.
 MAX_COLUMNS_SHOWN = 12

@@ -22,8 +22,8 @@ from tablerag_agents.graphs.nodes._common import (
 from tablerag_agents.graphs.state import State
 from tablerag_agents.prompts import load_prompt
 
-from tablerag_agents.index import build_table_context
 from tablerag_agents.resources import Resources
+from tablerag_agents.table_index import build_table_context
 
 _MAX_QUERIES = 5
 _COLUMNS_SHOWN = 30

@@ -34,10 +34,10 @@ from tablerag_agents.filtering.base import (
 )
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import Sandbox, Session
+from tablerag_agents.solve.llm_calls import QUIET, LLMReply, sample_replies
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS, clean_numbers, describe_table
 from tablerag_agents.solve.quoting import fix_python_apostrophes
-from tablerag_agents.solve.runtime import QUIET, LLMReply, sample_replies
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from tablerag_agents.solve.runtime import sample_replies
+from tablerag_agents.solve.llm_calls import sample_replies
 
 
 def sample_n(
@@ -18,7 +18,7 @@ def sample_n(
     OpenAI-compatible models get one request with ``n`` choices: the prompt is
     processed once and the samples decode together in the server's parallel
     slots. Other models get ``n`` concurrent calls with distinct seeds. The
-    solvers use :func:`~tablerag_agents.solve.runtime.sample_replies`, which
+    solvers use :func:`~tablerag_agents.solve.llm_calls.sample_replies`, which
     also reports token usage.
     """
     if n < 1:

@@ -38,7 +38,8 @@ from langchain_openai import ChatOpenAI
 
 logger = logging.getLogger(__name__)
 
-_TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
+# <tool_call> is the trained format; the model sometimes wraps calls in <tools> instead.
+_TOOL_CALL_TAG = re.compile(r"<(tool_call|tools)>(.*?)(?:</\1>|$)", re.S)
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)(?:```|$)", re.S)
 _NAME = re.compile(r"[\"']name[\"']\s*:\s*[\"']([^\"']+)[\"']")
 _ARGS_KEY = re.compile(r"[\"'](?:arguments|parameters|args)[\"']\s*:")
@@ -208,7 +209,7 @@ def parse_tool_calls(
         for m in pattern.finditer(text):
             if not free(m.start(), m.end()):
                 continue
-            read = _read_block(m[1], tool_names, must_be_call=must)
+            read = _read_block(m[m.lastindex or 1], tool_names, must_be_call=must)
             if read is not None:
                 spans.append((m.start(), m.end()))
                 found.append((m.start(), m.end(), read))
@@ -383,6 +384,12 @@ class EmbeddedChatModel(ChatOpenAI):
     the model its result. The dropped text is kept in
     ``response_metadata["dropped_after_tool_calls"]``.
     """
+    history_calls_only: bool = True
+    """Send earlier replies that made tool calls as their calls only, without their text.
+
+    That is the trained format, and the 1.5B model otherwise copies that text
+    (often a plan or a guessed answer) into its final answer.
+    """
     tool_result_hint: str | None = TOOL_RESULT_HINT
     """User turn added after tool results (``{question}``: the last user message).
 
@@ -396,6 +403,8 @@ class EmbeddedChatModel(ChatOpenAI):
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         for message in payload.get("messages", []):
             if message.get("role") == "assistant":
+                if self.history_calls_only and message.get("tool_calls"):
+                    message["content"] = None
                 _readable_arguments(message)
         messages = payload.get("messages", [])
         if self.tool_result_hint and messages and messages[-1].get("role") == "tool":

@@ -18,14 +18,7 @@ from tablerag_agents.solve.answer import answer_column_items, majority_index, va
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
-from tablerag_agents.solve.parsing import extract_code, fenced_blocks
-from tablerag_agents.solve.preview import (
-    DEFAULT_FULL_TABLE_TOKENS,
-    clean_numbers,
-    user_prompt,
-)
-from tablerag_agents.solve.quoting import fix_python_apostrophes
-from tablerag_agents.solve.runtime import (
+from tablerag_agents.solve.llm_calls import (
     QUIET,
     LLMReply,
     RunRecorder,
@@ -35,6 +28,13 @@ from tablerag_agents.solve.runtime import (
     retry_model,
     sample_replies,
 )
+from tablerag_agents.solve.parsing import extract_code, fenced_blocks
+from tablerag_agents.solve.preview import (
+    DEFAULT_FULL_TABLE_TOKENS,
+    clean_numbers,
+    user_prompt,
+)
+from tablerag_agents.solve.quoting import fix_python_apostrophes
 
 logger = logging.getLogger(__name__)
 

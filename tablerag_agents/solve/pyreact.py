@@ -23,13 +23,13 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.llm_calls import QUIET, RunRecorder
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
     clean_numbers,
     user_prompt,
 )
 from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
-from tablerag_agents.solve.runtime import QUIET, RunRecorder
 
 __all__ = ["STOP", "Mode", "PyReActSolver", "choose_answer", "supports_native_tools"]
 

@@ -18,6 +18,12 @@ from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverResult
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
+from tablerag_agents.solve.llm_calls import (
+    LLMReply,
+    RunRecorder,
+    call_model,
+    observation_text,
+)
 from tablerag_agents.solve.parsing import (
     clean_answer,
     parse_react,
@@ -25,12 +31,6 @@ from tablerag_agents.solve.parsing import (
     with_result_expression,
 )
 from tablerag_agents.solve.quoting import fix_python_apostrophes
-from tablerag_agents.solve.runtime import (
-    LLMReply,
-    RunRecorder,
-    call_model,
-    observation_text,
-)
 
 if TYPE_CHECKING:
     from tablerag_agents.solve.pyreact import PyReActSolver

@@ -13,14 +13,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
-from tablerag_agents.solve.parsing import extract_code
-from tablerag_agents.solve.preview import (
-    DEFAULT_FULL_TABLE_TOKENS,
-    clean_numbers,
-    user_prompt,
-)
-from tablerag_agents.solve.quoting import fix_sql_apostrophes
-from tablerag_agents.solve.runtime import (
+from tablerag_agents.solve.llm_calls import (
     LLMReply,
     RunRecorder,
     answer_from_result,
@@ -28,6 +21,13 @@ from tablerag_agents.solve.runtime import (
     retry_model,
     sample_replies,
 )
+from tablerag_agents.solve.parsing import extract_code
+from tablerag_agents.solve.preview import (
+    DEFAULT_FULL_TABLE_TOKENS,
+    clean_numbers,
+    user_prompt,
+)
+from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
 

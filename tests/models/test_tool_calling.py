@@ -153,6 +153,12 @@ FENCED = 'Let me compute it.\n```json\n{"name": "multiply", "arguments": {"a": 1
             [("multiply", {"a": 1, "b": 2})],
             "Call: \nok",
         ),
+        (  # calls wrapped in <tools> like the system prompt's tool list
+            'Plan:\n<tools>\n{"name": "lake_depth", "arguments": {"lake": "Lake Van"}}\n'
+            '{"name": "multiply", "arguments": {"a": 1, "b": 2}}\n</tools>',
+            [("lake_depth", {"lake": "Lake Van"}), ("multiply", {"a": 1, "b": 2})],
+            "Plan:",
+        ),
         (  # an unclosed block at the end of the reply (stopped early)
             '<tool_call>\n{"name": "multiply", "arguments": {"a": 7, "b": 8}}',
             [("multiply", {"a": 7, "b": 8})],
@@ -257,7 +263,7 @@ def test_tools_and_history_are_sent_natively_for_the_servers_template() -> None:
     history = [
         HumanMessage("What is 12 times 34?"),
         AIMessage(
-            "",
+            "I will multiply them.",
             tool_calls=[{"name": "multiply", "args": {"a": 12, "b": 34}, "id": "call_1"}],
         ),
         ToolMessage("408", tool_call_id="call_1"),
@@ -268,6 +274,7 @@ def test_tools_and_history_are_sent_natively_for_the_servers_template() -> None:
     assert [t["function"]["name"] for t in body["tools"]] == NAMES
     assert body["tools"][0]["function"]["parameters"]["required"] == ["a", "b"]
     assistant, tool_msg = body["messages"][1], body["messages"][2]
+    assert assistant["content"] is None  # calls only: the small model copies earlier text
     assert assistant["tool_calls"][0]["function"] == {
         "name": "multiply",
         "arguments": '{"a": 12, "b": 34}',
@@ -296,6 +303,19 @@ def test_the_tool_result_hint_is_only_sent_after_tool_results() -> None:
     assert server.requests[0]["messages"][-1] == {"role": "user", "content": "Now answer: q1 {x}"}
     server.model(tool_result_hint=None).bind_tools([multiply]).invoke([HumanMessage("q2")])
     assert server.requests[1]["messages"] == [{"role": "user", "content": "q2"}]
+
+
+def test_text_of_earlier_tool_call_replies_can_be_kept() -> None:
+    server = FakeServer(["ok"])
+    call = {"name": "multiply", "args": {"a": 1, "b": 2}, "id": "c1"}
+    server.model(history_calls_only=False).bind_tools([multiply]).invoke(
+        [
+            HumanMessage("q"),
+            AIMessage("Thinking.", tool_calls=[call]),
+            ToolMessage("2", tool_call_id="c1"),
+        ]
+    )
+    assert server.requests[0]["messages"][1]["content"] == "Thinking."
 
 
 def test_unreadable_calls_in_the_history_are_sent_as_text() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tablerag_agents.errors import IndexError_, UnsafeIndexError
+from tablerag_agents.errors import CorpusIndexError, UnsafeIndexError
 from tablerag_agents.retrieval.table_store import TableStore
 from tablerag_agents.tables.model import Table
 
@@ -52,7 +52,7 @@ def test_absolute_path_is_refused(store_folder: Path, outside: Path) -> None:
     _set_file(store_folder, str(outside))
     with pytest.raises(UnsafeIndexError, match="absolute") as info:
         _open_and_get(store_folder)
-    assert isinstance(info.value, IndexError_)
+    assert isinstance(info.value, CorpusIndexError)
     assert info.value.path == str(store_folder)
 
 

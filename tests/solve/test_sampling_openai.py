@@ -10,7 +10,7 @@ from fakes import completion_response
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 
-from tablerag_agents.solve.runtime import call_model, sample_replies
+from tablerag_agents.solve.llm_calls import call_model, sample_replies
 
 
 def _model(requests: list[dict]) -> ChatOpenAI:

@@ -17,15 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from tablerag_agents.index.cells import (
+from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.table_index.cells import (
     DEFAULT_BUDGET,
     Allocation,
     CellDatabase,
     CellEntry,
     build_cell_db,
 )
-from tablerag_agents.index.schema import SchemaEntry, build_schema
-from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.table_index.schema import SchemaEntry, build_schema
 from tablerag_agents.tables.model import Table
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class TableIndex:
             table: The table.
             embeddings: For dense/hybrid retrieval (default: the configured
                 embeddings, local MiniLM unless set otherwise).
-            budget: Cell budget ``B`` (see :mod:`tablerag_agents.index.cells`).
+            budget: Cell budget ``B`` (see :mod:`tablerag_agents.table_index.cells`).
             allocation: ``"fair"`` per-column water-filling or ``"global"``.
             retriever: Which retriever to use when no factory is given.
             retriever_factory: Makes one empty retriever per database.

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tablerag_agents.index.cells import CellEntry, build_cell_db, fair_allocation
+from tablerag_agents.table_index.cells import CellEntry, build_cell_db, fair_allocation
 
 
 def _repeat(counts: dict[str, int]) -> list[str]:

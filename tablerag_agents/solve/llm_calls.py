@@ -14,11 +14,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableBinding
 
-from tablerag_agents.index.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import build_provenance, explain, join_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
 from tablerag_agents.solve.parsing import parse_react
+from tablerag_agents.table_index.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from tablerag_agents.index.cells import CellEntry
-from tablerag_agents.index.schema import SchemaEntry
+from tablerag_agents.table_index.cells import CellEntry
+from tablerag_agents.table_index.schema import SchemaEntry
 from tablerag_agents.tables.model import Table
 from tablerag_agents.tables.values import clip
 

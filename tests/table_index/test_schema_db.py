@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tablerag_agents.index.schema import SchemaEntry, build_schema
+from tablerag_agents.table_index.schema import SchemaEntry, build_schema
 
 
 def test_schema_entries() -> None:

@@ -3,7 +3,7 @@
 Each :class:`SchemaEntry` holds the column name, its kind, distinct and
 missing counts, a few of its most frequent values and, for numeric and
 datetime columns, the min and max. Numeric columns are described here rather
-than in the cell database (see :mod:`tablerag_agents.index.cells`).
+than in the cell database (see :mod:`tablerag_agents.table_index.cells`).
 """
 
 from __future__ import annotations
