@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from collections.abc import AsyncIterator, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -459,6 +459,19 @@ class EmbeddedChatModel(ChatOpenAI):
             new.response_metadata["retried_tool_call_errors"] = errors
         return result
 
+    def _attempts(
+        self, messages: list[BaseMessage], names: list[str]
+    ) -> Generator[list[BaseMessage], ChatResult, ChatResult]:
+        """Yield the prompts to send (the first, then retries), receive their results."""
+        result, raw, reply = self._finish((yield messages), names)
+        for _ in range(self.tool_call_retries):
+            if len(result.generations) != 1 or not _needs_retry(reply):
+                break
+            logger.info("retrying an unreadable tool call: %s", _errors(reply))
+            again = yield _retry_messages(messages, raw, _errors(reply))
+            result, raw, reply = self._finish(self._merge_retry(result, again), names)
+        return result
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -467,19 +480,16 @@ class EmbeddedChatModel(ChatOpenAI):
         **kwargs: Any,
     ) -> ChatResult:
         names = self._parsing(kwargs)
-        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         if names is None:
-            return result
-        result, raw, reply = self._finish(result, names)
-        for _ in range(self.tool_call_retries):
-            if len(result.generations) != 1 or not _needs_retry(reply):
-                break
-            logger.info("retrying an unreadable tool call: %s", _errors(reply))
-            retry = _retry_messages(messages, raw, _errors(reply))
-            again = super()._generate(retry, stop=stop, run_manager=run_manager, **kwargs)
-            result = self._merge_retry(result, again)
-            result, raw, reply = self._finish(result, names)
-        return result
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        attempts = self._attempts(messages, names)
+        prompt = next(attempts)
+        while True:
+            result = super()._generate(prompt, stop=stop, run_manager=run_manager, **kwargs)
+            try:
+                prompt = attempts.send(result)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
     async def _agenerate(
         self,
@@ -489,19 +499,16 @@ class EmbeddedChatModel(ChatOpenAI):
         **kwargs: Any,
     ) -> ChatResult:
         names = self._parsing(kwargs)
-        result = await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         if names is None:
-            return result
-        result, raw, reply = self._finish(result, names)
-        for _ in range(self.tool_call_retries):
-            if len(result.generations) != 1 or not _needs_retry(reply):
-                break
-            logger.info("retrying an unreadable tool call: %s", _errors(reply))
-            retry = _retry_messages(messages, raw, _errors(reply))
-            again = await super()._agenerate(retry, stop=stop, run_manager=run_manager, **kwargs)
-            result = self._merge_retry(result, again)
-            result, raw, reply = self._finish(result, names)
-        return result
+            return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        attempts = self._attempts(messages, names)
+        prompt = next(attempts)
+        while True:
+            result = await super()._agenerate(prompt, stop=stop, run_manager=run_manager, **kwargs)
+            try:
+                prompt = attempts.send(result)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
     def _stream(
         self,
