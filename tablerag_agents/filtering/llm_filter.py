@@ -240,6 +240,10 @@ def llm_filter(
         "errors": [s.error for s in runs if s.error],
         "named_columns": named,
         "codes": [s.code for s in runs],
+        "subtables": [
+            None if s.key is None else {"rows": sorted(s.key[0]), "columns": list(s.key[1])}
+            for s in runs
+        ],
     }
     fields = {"detail": detail, **meter.fields()}
     if best is None:

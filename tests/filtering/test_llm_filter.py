@@ -67,6 +67,7 @@ def test_failing_samples_are_ignored(seasons: pd.DataFrame, sandbox) -> None:
     assert (sub.rows, sub.columns, sub.fallback) == ([2], ["Year", "League"], False)
     assert sub.detail["ran"] == 3 and sub.detail["votes"] == 3
     assert any("KeyError" in e for e in sub.detail["errors"])
+    assert sub.detail["subtables"][:2] == [None, {"rows": [2], "columns": ["Year", "League"]}]
 
 
 def test_every_sample_failing_falls_back(seasons: pd.DataFrame, sandbox) -> None:
