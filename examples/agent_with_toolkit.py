@@ -50,7 +50,8 @@ class FirstSteps(AgentMiddleware):
     The default, ``describe_table`` then ``sql_query``, makes the model look at a
     table and query it before it answers: a small model otherwise answers from
     memory or from the first rows. A forced call of the embedded model is
-    constrained to valid JSON for that tool.
+    constrained to valid JSON for that tool. (Forcing a new call after a tool
+    error does not help the 1.5B model: it repeats the failed call.)
     """
 
     def __init__(self, *tool_names: str) -> None:
