@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import statistics
 import subprocess
 import time
@@ -68,7 +69,7 @@ def seen_question_ids(exclude: Path | None = None) -> set[str]:
     """WTQ question ids in any earlier results file (``id`` in JSONL, ``question_ids`` in JSON)."""
     seen: set[str] = set()
     for path in RESULTS.glob("*.json*"):
-        if exclude is not None and path.stem == exclude.stem:
+        if exclude is not None and path.name.startswith(exclude.stem):
             continue
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".jsonl":
@@ -152,8 +153,20 @@ def main() -> None:
     name = args.name or f"graph_wtq_{args.split}_seed{args.seed}"
     traces = RESULTS / f"{name}.jsonl"
     examples = load_wtq(args.questions, args.tables_root)
-    exclude = seen_question_ids(exclude=traces) if args.split == "test" else set()
-    sample = sample_examples(examples, args.n, args.seed, exclude=exclude)
+    frozen = RESULTS / f"{name}.sample.json"
+    if frozen.exists():  # a resumed run answers the sample it started with
+        frozen_ids = json.loads(frozen.read_text(encoding="utf-8"))["question_ids"]
+        by_id = {ex.id: ex for ex in examples}
+        sample = [by_id[q] for q in frozen_ids]
+        exclude: set[str] = set()
+    else:
+        exclude = seen_question_ids(exclude=traces) if args.split == "test" else set()
+        sample = sample_examples(examples, args.n, args.seed, exclude=exclude)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        frozen.write_text(
+            json.dumps({"question_ids": [ex.id for ex in sample], "excluded": len(exclude)}),
+            encoding="utf-8",
+        )
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
@@ -197,7 +210,8 @@ def main() -> None:
         "split": args.split,
         "seed": args.seed,
         "n": len(sample),
-        "excluded_seen_ids": len(exclude),
+        "excluded_seen_ids": len(exclude) or json.loads(frozen.read_text())["excluded"],
+        "load_average_at_end": list(os.getloadavg()),
         "question_ids": ids,
         "git_commit": commit,
         "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
