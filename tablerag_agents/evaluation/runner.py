@@ -1,0 +1,286 @@
+"""Run methods over a dataset's fixed sample, record every question, summarise the run.
+
+:func:`run_eval` loads a dataset, takes the seeded ``dev`` or ``test`` sample,
+and for each method writes ``NAME.jsonl`` (one scored record per question, as
+each finishes; a rerun resumes where a killed one stopped) and ``NAME.json``
+(the summary: sample ids, git commit, model, settings, metrics with intervals).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tqdm.auto import tqdm
+
+from tablerag_agents.config import Settings
+from tablerag_agents.evaluation.records import (
+    FORMAT,
+    RecordsFile,
+    RunSpec,
+    check_resumable,
+    now_iso,
+    summary_path,
+    write_summary,
+)
+from tablerag_agents.evaluation.types import EvalExample, Prediction
+
+if TYPE_CHECKING:
+    from tablerag_agents.resources import Resources
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_OUT = Path("eval-results")
+"""Where runs land unless ``--out`` says otherwise (relative to the working directory)."""
+
+_MODEL_KEYS = ("chat_model", "base_url", "temperature", "max_tokens", "embeddings", "n_ctx")
+
+
+class _Method(Protocol):
+    def run(self, example: EvalExample) -> Prediction: ...
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """Where one method's run was written, and its summary."""
+
+    records: Path
+    summary_file: Path
+    summary: dict[str, Any]
+
+
+def model_description(settings: Settings) -> dict[str, Any]:
+    """Describe the chat model of ``settings`` (no secrets; what changes answers)."""
+    data = settings.public_dict()
+    return {key: data[key] for key in _MODEL_KEYS if key in data}
+
+
+def git_state(where: Path | None = None) -> dict[str, Any]:
+    """Return ``{"commit", "dirty"}`` of the repository holding this package's code.
+
+    ``commit`` is ``"unknown"`` (and ``dirty`` None) when the package is not a
+    file tracked in a git checkout (an installed wheel, no git on the PATH).
+    """
+    folder = where or Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30
+        )
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr.strip())
+        return done.stdout.strip()
+
+    try:
+        if where is None:  # the package itself must be tracked, not just inside some repo
+            git("ls-files", "--error-unmatch", "__init__.py")
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, RuntimeError, subprocess.TimeoutExpired):
+        return {"commit": "unknown", "dirty": None}
+    return {"commit": commit, "dirty": dirty}
+
+
+def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
+    """Parse ``KEY=VALUE`` strings (``--set``) into a dict of raw values."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set wants KEY=VALUE, got {pair!r}")
+        values[key.strip()] = raw
+    return values
+
+
+def default_name(spec: RunSpec) -> str:
+    """A file name that tells runs apart: dataset, split, method, settings, n, seed."""
+    parts = [spec.dataset, spec.split, spec.method]
+    parts += [f"{k}={v}" for k, v in sorted(spec.settings.items())]
+    parts += [f"n{spec.n_requested}", f"seed{spec.seed}"]
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", "-".join(parts))
+
+
+def predict(method: _Method, example: EvalExample) -> Prediction:
+    """Run ``method`` on one example; an exception becomes an error prediction.
+
+    ``KeyboardInterrupt`` (and other non-``Exception`` errors) propagate: they
+    stop the run, which resumes from its records file.
+    """
+    started = time.perf_counter()
+    try:
+        prediction = method.run(example)
+    except Exception as exc:  # the exception rate counts it; the run goes on
+        logger.warning("%s raised on %s: %s", type(method).__name__, example.id, exc)
+        prediction = Prediction(error=True, error_message=f"{type(exc).__name__}: {exc}")
+    if not prediction.seconds:
+        prediction.seconds = time.perf_counter() - started
+    return prediction
+
+
+def _predictions(
+    method: _Method, todo: Sequence[EvalExample], workers: int
+) -> Iterator[tuple[EvalExample, Prediction]]:
+    """Yield ``(example, prediction)`` as each finishes (threads when ``workers > 1``)."""
+    if workers <= 1:
+        for example in todo:
+            yield example, predict(method, example)
+        return
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="eval")
+    try:
+        futures = {pool.submit(predict, method, ex): ex for ex in todo}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:  # an interrupt: questions not started are dropped, the rerun does them
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def prediction_from_record(record: dict[str, Any]) -> Prediction:
+    """Rebuild the :class:`Prediction` stored in a record."""
+    return Prediction(**{f.name: record[f.name] for f in fields(Prediction) if f.name in record})
+
+
+def evaluate(
+    method: _Method,
+    examples: Sequence[EvalExample],
+    spec: RunSpec,
+    records_path: Path,
+    *,
+    workers: int = 1,
+    progress: bool = True,
+) -> RunOutcome:
+    """Run ``method`` on every example not yet in ``records_path``, then summarise.
+
+    Raises:
+        RunMismatchError: ``records_path`` holds a run with another spec.
+    """
+    from tablerag_agents.evaluation.metrics import score
+
+    with RecordsFile.open(records_path, spec) as records:
+        done = records.done_ids
+        todo = [ex for ex in examples if ex.id not in done]
+        if done:
+            logger.info("%s: resuming, %d of %d done", records_path, len(done), len(examples))
+        with tqdm(
+            total=len(examples),
+            initial=len(examples) - len(todo),
+            desc=spec.method,
+            unit="q",
+            disable=not progress,
+        ) as bar:
+            for example, prediction in _predictions(method, todo, workers):
+                records.append(
+                    {
+                        "id": example.id,
+                        "method": spec.method,
+                        "question": example.question,
+                        "gold": example.answers,
+                        **asdict(prediction),
+                        **score(example, prediction),
+                    }
+                )
+                bar.update(1)
+        by_id = {str(r["id"]): r for r in records.records}
+        started_at = records.started_at
+    ordered = [by_id[ex.id] for ex in examples]
+    summary = summarize_run(spec, examples, ordered, started_at=started_at)
+    out = summary_path(records_path)
+    write_summary(out, summary)
+    return RunOutcome(records_path, out, summary)
+
+
+def summarize_run(
+    spec: RunSpec,
+    examples: Sequence[EvalExample],
+    records: Sequence[dict[str, Any]],
+    *,
+    started_at: str,
+) -> dict[str, Any]:
+    """Build the summary of a finished run (spec, provenance and metrics)."""
+    from tablerag_agents.evaluation.metrics import summarize_predictions
+
+    predictions = [prediction_from_record(r) for r in records]
+    return {
+        "format": FORMAT,
+        **asdict(spec),
+        "n": len(spec.ids),
+        "task": examples[0].task if examples else None,
+        "git": git_state(),
+        "metrics": summarize_predictions(list(examples), predictions),
+        "started_at": started_at,
+        "finished_at": now_iso(),
+    }
+
+
+def run_eval(
+    *,
+    dataset: str,
+    data_path: Path,
+    methods: Sequence[str],
+    split: str,
+    n: int,
+    seed: int,
+    settings: dict[str, str],
+    resources: Resources,
+    out_dir: Path = DEFAULT_OUT,
+    name: str | None = None,
+    workers: int = 1,
+    progress: bool = True,
+) -> list[RunOutcome]:
+    """Evaluate each method on the seeded ``split`` sample of a dataset.
+
+    Args:
+        dataset: Loader name (see ``evaluation.loaders.DATASETS``).
+        data_path: The dataset's file or folder.
+        methods: Method names (see ``evaluation.methods.METHOD_NAMES``).
+        split: ``dev`` (for tuning) or ``test`` (reported once).
+        n: Sample size.
+        seed: Seed of the sample.
+        settings: ``--set`` values passed to every method.
+        resources: Models, sandbox and caches shared by the whole run (not closed here).
+        out_dir: Folder for ``NAME.jsonl`` and ``NAME.json``.
+        name: File name stem; with several methods ``NAME-METHOD``. Default:
+            :func:`default_name`.
+        workers: Questions answered at once (threads; for hosted models).
+        progress: Show a progress bar.
+
+    Returns:
+        One outcome per method, in order.
+    """
+    from tablerag_agents.evaluation.loaders import load_dataset
+    from tablerag_agents.evaluation.methods import make_method
+    from tablerag_agents.evaluation.splits import split_examples
+
+    examples = split_examples(load_dataset(dataset, data_path), split, n, seed)
+    if not examples:
+        raise ValueError(f"the {split} sample of {data_path} is empty")
+    planned: list[tuple[RunSpec, Path]] = []
+    for method_name in methods:
+        spec = RunSpec(
+            dataset=dataset,
+            data_path=str(data_path),
+            method=method_name,
+            split=split,
+            seed=seed,
+            n_requested=n,
+            ids=[ex.id for ex in examples],
+            settings=dict(settings),
+            model=model_description(resources.settings),
+        )
+        stem = default_name(spec) if name is None else name
+        if name is not None and len(methods) > 1:
+            stem = f"{name}-{method_name}"
+        path = out_dir / f"{stem}.jsonl"
+        check_resumable(path, spec)  # refuse before any method runs, not after the first
+        planned.append((spec, path))
+    outcomes = []
+    for spec, path in planned:
+        method = make_method(spec.method, resources, dict(settings))
+        outcomes.append(evaluate(method, examples, spec, path, workers=workers, progress=progress))
+    return outcomes

@@ -1,0 +1,257 @@
+"""The evaluation runner: records as questions finish, resume after a kill, honest summaries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablerag_agents.config import Settings
+from tablerag_agents.evaluation import metrics
+from tablerag_agents.evaluation.records import (
+    RecordsFile,
+    RunMismatchError,
+    RunSpec,
+    read_records,
+    read_summary,
+)
+from tablerag_agents.evaluation.runner import (
+    default_name,
+    evaluate,
+    git_state,
+    model_description,
+    parse_settings,
+)
+from tablerag_agents.evaluation.types import EvalExample, Prediction
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def stand_in_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact-match scoring until evaluation.metrics grows score/summarize_predictions."""
+
+    def score(example: EvalExample, prediction: Prediction) -> dict[str, Any]:
+        return {"correct": prediction.answer == example.answers}
+
+    def summarize(examples: list[EvalExample], predictions: list[Prediction]) -> dict[str, Any]:
+        right = [p.answer == e.answers for e, p in zip(examples, predictions, strict=True)]
+        return {"n": len(right), "accuracy": sum(right) / len(right)}
+
+    monkeypatch.setattr(metrics, "score", score, raising=False)
+    monkeypatch.setattr(metrics, "summarize_predictions", summarize, raising=False)
+
+
+def _examples(count: int) -> list[EvalExample]:
+    return [
+        EvalExample(
+            id=f"q{i}",
+            dataset="toy",
+            task="qa",
+            question=f"what is {i}?",
+            answers=[str(i)],
+            table_id="t",
+            load_tables=list,
+        )
+        for i in range(count)
+    ]
+
+
+class EchoMethod:
+    """Answers each question's number (wrong for multiples of 3); can stop at one id."""
+
+    def __init__(self, interrupt_at: str | None = None, raise_at: str | None = None) -> None:
+        self.calls: list[str] = []
+        self.interrupt_at = interrupt_at
+        self.raise_at = raise_at
+
+    def run(self, example: EvalExample) -> Prediction:
+        if example.id == self.interrupt_at:
+            raise KeyboardInterrupt  # a Ctrl-C or kill in the middle of the run
+        self.calls.append(example.id)
+        if example.id == self.raise_at:
+            raise RuntimeError("solver crashed")
+        number = int(example.id[1:])
+        answer = "wrong" if number % 3 == 0 else str(number)
+        return Prediction(answer=[answer], input_tokens=10 + number, output_tokens=2)
+
+
+def _spec(examples: list[EvalExample], **changes: Any) -> RunSpec:
+    values: dict[str, Any] = {
+        "dataset": "toy",
+        "data_path": "toy.jsonl",
+        "method": "echo",
+        "split": "test",
+        "seed": 7,
+        "n_requested": len(examples),
+        "ids": [ex.id for ex in examples],
+        "settings": {"budget": "100"},
+        "model": {"chat_model": "fake"},
+    }
+    values.update(changes)
+    return RunSpec(**values)
+
+
+def _ids_in(path: Path) -> list[str]:
+    return [r["id"] for r in read_records(path)[1]]
+
+
+def test_resume_after_a_kill_runs_only_the_rest(tmp_path: Path) -> None:
+    examples = _examples(8)
+    spec = _spec(examples)
+    path = tmp_path / "run.jsonl"
+    first = EchoMethod(interrupt_at="q5")
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(first, examples, spec, path, progress=False)
+    assert first.calls == ["q0", "q1", "q2", "q3", "q4"]
+    assert _ids_in(path) == ["q0", "q1", "q2", "q3", "q4"]  # written as each finished
+    assert not path.with_suffix(".json").exists()  # no summary for an unfinished run
+
+    second = EchoMethod()
+    outcome = evaluate(second, examples, spec, path, progress=False)
+    assert second.calls == ["q5", "q6", "q7"]
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1 + 8  # the header, then each question exactly once
+    assert _ids_in(path) == [f"q{i}" for i in range(8)]
+    # q0, q3, q6 are wrong: 5 of 8 right, counted over the whole sample.
+    assert outcome.summary["metrics"] == {"n": 8, "accuracy": 5 / 8}
+    record = json.loads(lines[2])
+    assert record["method"] == "echo" and record["answer"] == ["1"] and record["correct"] is True
+    assert record["input_tokens"] == 11 and record["gold"] == ["1"]
+
+
+def test_a_third_run_of_a_finished_sample_runs_nothing(tmp_path: Path) -> None:
+    examples = _examples(3)
+    path = tmp_path / "run.jsonl"
+    evaluate(EchoMethod(), examples, _spec(examples), path, progress=False)
+    again = EchoMethod()
+    evaluate(again, examples, _spec(examples), path, progress=False)
+    assert again.calls == [] and len(_ids_in(path)) == 3
+
+
+def test_a_line_cut_by_a_kill_is_dropped_and_redone(tmp_path: Path) -> None:
+    examples = _examples(4)
+    path = tmp_path / "run.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(EchoMethod(interrupt_at="q2"), examples, _spec(examples), path, progress=False)
+    with path.open("a") as handle:  # killed in the middle of writing q2's record
+        handle.write('{"id": "q2", "method": "ec')
+    method = EchoMethod()
+    evaluate(method, examples, _spec(examples), path, progress=False)
+    assert method.calls == ["q2", "q3"]
+    assert _ids_in(path) == ["q0", "q1", "q2", "q3"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"settings": {"budget": "1000"}}, "settings"),
+        ({"model": {"chat_model": "openai:gpt-4o-mini"}}, "model"),
+        ({"split": "dev"}, "split"),
+        ({"method": "readtable"}, "method"),
+    ],
+)
+def test_a_file_of_another_configuration_is_refused(
+    tmp_path: Path, change: dict[str, Any], field: str
+) -> None:
+    examples = _examples(3)
+    path = tmp_path / "run.jsonl"
+    evaluate(EchoMethod(), examples, _spec(examples), path, progress=False)
+    before = path.read_bytes()
+    method = EchoMethod()
+    with pytest.raises(RunMismatchError) as info:
+        evaluate(method, examples, _spec(examples, **change), path, progress=False)
+    message = str(info.value)
+    assert f"{field}: file has" in message and "refusing to append" in message
+    assert "--name" in message
+    assert method.calls == [] and path.read_bytes() == before
+
+
+def test_another_sample_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    evaluate(EchoMethod(), _examples(3), _spec(_examples(3)), path, progress=False)
+    bigger = _examples(4)
+    with pytest.raises(RunMismatchError, match="ids: file has"):
+        evaluate(EchoMethod(), bigger, _spec(bigger), path, progress=False)
+
+
+def test_a_file_that_is_not_a_run_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"id": "q0"}\n')
+    with pytest.raises(ValueError, match="not a tablerag eval records file"):
+        RecordsFile.open(path, _spec(_examples(1)))
+
+
+def test_summary_records_provenance(tmp_path: Path) -> None:
+    examples = _examples(4)
+    spec = _spec(examples, model=model_description(Settings(chat_model="openai:gpt-4o-mini")))
+    outcome = evaluate(EchoMethod(), examples, spec, tmp_path / "run.jsonl", progress=False)
+    summary = read_summary(outcome.summary_file)
+    assert outcome.summary_file == tmp_path / "run.json"
+    assert summary == json.loads(json.dumps(outcome.summary))
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert summary["git"]["commit"] == head and isinstance(summary["git"]["dirty"], bool)
+    assert summary["split"] == "test" and summary["seed"] == 7
+    assert summary["ids"] == ["q0", "q1", "q2", "q3"] and summary["n"] == 4
+    assert summary["dataset"] == "toy" and summary["data_path"] == "toy.jsonl"
+    assert summary["method"] == "echo" and summary["settings"] == {"budget": "100"}
+    assert summary["model"]["chat_model"] == "openai:gpt-4o-mini"
+    assert "api_key" not in summary["model"] and summary["task"] == "qa"
+    assert summary["metrics"]["accuracy"] == 0.5
+    assert summary["started_at"] <= summary["finished_at"]
+
+
+def test_git_state_outside_a_repository_is_unknown(tmp_path: Path) -> None:
+    assert git_state(tmp_path) == {"commit": "unknown", "dirty": None}
+
+
+def test_a_raising_method_is_recorded_as_an_error(tmp_path: Path) -> None:
+    examples = _examples(3)
+    path = tmp_path / "run.jsonl"
+    evaluate(EchoMethod(raise_at="q1"), examples, _spec(examples), path, progress=False)
+    failed = read_records(path)[1][1]
+    assert failed["id"] == "q1" and failed["error"] is True
+    assert failed["error_message"] == "RuntimeError: solver crashed" and failed["answer"] == []
+    assert failed["seconds"] > 0
+
+
+def test_threads_answer_every_question_once(tmp_path: Path) -> None:
+    examples = _examples(20)
+    path = tmp_path / "run.jsonl"
+    method = EchoMethod()
+    outcome = evaluate(method, examples, _spec(examples), path, workers=4, progress=False)
+    assert sorted(method.calls) == sorted(ex.id for ex in examples)
+    assert sorted(_ids_in(path)) == sorted(ex.id for ex in examples)
+    assert outcome.summary["metrics"]["accuracy"] == 13 / 20  # 0, 3, ..., 18 are wrong
+
+
+def test_threads_stop_on_an_interrupt_and_resume(tmp_path: Path) -> None:
+    examples = _examples(12)
+    path = tmp_path / "run.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(EchoMethod(interrupt_at="q6"), examples, _spec(examples), path, workers=2)
+    done = set(_ids_in(path))
+    assert "q6" not in done
+    method = EchoMethod()
+    evaluate(method, examples, _spec(examples), path, workers=2, progress=False)
+    assert set(method.calls) == {ex.id for ex in examples} - done
+    assert sorted(_ids_in(path)) == sorted(ex.id for ex in examples)
+
+
+def test_parse_settings_and_default_name() -> None:
+    assert parse_settings(["budget=1000", " filter = semantic", "x=a=b"]) == {
+        "budget": "1000",
+        "filter": " semantic",
+        "x": "a=b",
+    }
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_settings(["budget"])
+    spec = _spec(_examples(2), settings={"solver": "sql", "budget": "1e3"}, data_path="/a b")
+    assert default_name(spec) == "toy-test-echo-budget=1e3-solver=sql-n2-seed7"
+    odd = _spec(_examples(2), settings={"path": "../x y/z"})
+    assert "/" not in default_name(odd) and " " not in default_name(odd)
