@@ -1,0 +1,276 @@
+"""Side-by-side reports of evaluation runs: a Markdown table per split, plus plots.
+
+Honest by construction: every table and metric column is labelled with its
+split, a table requested as ``test`` refuses a ``dev`` run, runs of one
+dataset on different question samples get a note that they are not
+comparable, and a run of the pandas agent carries its security warning.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tablerag_agents.evaluation.records import read_summary
+
+SPLITS = ("test", "dev")
+"""Known splits, in the order their tables appear."""
+
+PANDAS_AGENT_METHODS = frozenset({"pandas_agent"})
+PANDAS_AGENT_WARNING = (
+    "The pandas agent (LangChain's create_pandas_dataframe_agent) executes model-written "
+    "Python in the host process, outside the sandbox: it is a reference for comparison, "
+    "run only by the evaluation harness; never use it on untrusted tables or questions."
+)
+
+
+class SplitLabelError(ValueError):
+    """A run would be shown under a split it was not run on."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run summary, as read from its JSON file."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The run's metrics (``summarize_predictions`` output)."""
+        return dict(self.data["metrics"])
+
+    @property
+    def split(self) -> str:
+        """The split the run's sample came from."""
+        return str(self.data.get("split", ""))
+
+    @property
+    def label(self) -> str:
+        """Method name with its settings, e.g. ``graph (budget=100)``."""
+        settings = self.data.get("settings") or {}
+        extra = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
+        return f"{self.data['method']} ({extra})" if extra else str(self.data["method"])
+
+    @property
+    def metric(self) -> str:
+        """Name of the headline metric: ``accuracy`` or ``bleu``."""
+        return str(self.metrics.get("metric", "accuracy"))
+
+    @property
+    def value(self) -> float:
+        """The headline metric's value."""
+        return float(self.metrics["value"])
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The headline metric's 95% bootstrap interval."""
+        low, high = self.metrics["ci"]
+        return float(low), float(high)
+
+
+@dataclass
+class Report:
+    """What :func:`write_report` produced."""
+
+    markdown: str
+    markdown_path: Path | None = None
+    plots: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_runs(paths: Sequence[Path]) -> list[Run]:
+    """Read run summaries (``NAME.json`` from ``tablerag eval``)."""
+    if not paths:
+        raise ValueError("give at least one run summary (RUN.json)")
+    runs = []
+    for path in paths:
+        data = read_summary(path)
+        if data.get("split") not in SPLITS:
+            raise SplitLabelError(f"{path} records no split (dev or test): cannot label it")
+        runs.append(Run(path, data))
+    return runs
+
+
+def check_splits(runs: Sequence[Run], column_split: str | None) -> None:
+    """Refuse runs whose split differs from the one the table is labelled with.
+
+    Raises:
+        SplitLabelError: A run is not on ``column_split``.
+    """
+    if column_split is None:
+        return
+    if column_split not in SPLITS:
+        raise SplitLabelError(f"unknown split {column_split!r}; choose from {', '.join(SPLITS)}")
+    wrong = [run for run in runs if run.split != column_split]
+    if wrong:
+        listed = ", ".join(f"{run.path} ({run.split})" for run in wrong)
+        raise SplitLabelError(
+            f"refusing to put runs in a table labelled {column_split}: {listed} "
+            f"{'is' if len(wrong) == 1 else 'are'} not on the {column_split} split. "
+            "Leave them out, or drop --column-split to get one table per split."
+        )
+
+
+def _fmt_metric(metric: str, value: float) -> str:
+    return f"{value:.1f}" if metric == "bleu" else f"{value:.3f}"
+
+
+def _metric_title(runs: Sequence[Run], split: str) -> str:
+    names = {"accuracy": "accuracy", "bleu": "BLEU"}
+    kinds = sorted({names.get(r.metric, r.metric) for r in runs})
+    return f"{' / '.join(kinds)} ({split})"
+
+
+def _row(run: Run, with_rouge: bool, with_hits: bool) -> list[str]:
+    m = run.metrics
+    low, high = run.interval
+    cells = [
+        run.label,
+        str(run.data["dataset"]),
+        run.split,
+        str(m.get("n", run.data.get("n", ""))),
+        _fmt_metric(run.metric, run.value),
+        f"[{_fmt_metric(run.metric, low)}, {_fmt_metric(run.metric, high)}]",
+    ]
+    if with_rouge:
+        rouge = m.get("rouge_l")
+        ci = m.get("rouge_l_ci")
+        cells.append(
+            "" if rouge is None else f"{rouge:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        )
+    if with_hits:
+        hits = m.get("hits") or {}
+        cells.append(" / ".join(f"{float(v):.3f}" for _, v in sorted(hits.items(), key=_k)))
+    cells += [
+        f"{m['mean_input_tokens']:.0f}",
+        f"{m['mean_output_tokens']:.0f}",
+        f"{m['mean_seconds']:.1f} (p50 {m['p50_seconds']:.1f})",
+        f"{100 * m['exception_rate']:.1f}%",
+    ]
+    return cells
+
+
+def _k(item: tuple[str, Any]) -> int:
+    return int(item[0])
+
+
+def _table(runs: Sequence[Run], split: str) -> list[str]:
+    with_rouge = any("rouge_l" in r.metrics for r in runs)
+    hit_keys = sorted({k for r in runs for k in (r.metrics.get("hits") or {})}, key=int)
+    header = ["method", "dataset", "split", "n", _metric_title(runs, split), "95% CI"]
+    if with_rouge:
+        header.append(f"ROUGE-L ({split}) [95% CI]")
+    if hit_keys:
+        header.append(f"HITS@{'/'.join(hit_keys)} ({split})")
+    header += ["prompt tokens/q", "completion tokens/q", "s/q", "exception rate"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for run in runs:
+        cells = [c.replace("|", "\\|") for c in _row(run, with_rouge, bool(hit_keys))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _chat_model(run: Run) -> str:
+    return str((run.data.get("model") or {}).get("chat_model", "?"))
+
+
+def comparability_notes(runs: Sequence[Run]) -> list[str]:
+    """Notes for runs of one dataset and split that are not on the same questions/model."""
+    notes = []
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((str(run.data["dataset"]), run.split), []).append(run)
+    for (dataset, split), group in groups.items():
+        samples: dict[tuple[str, ...], list[Run]] = {}
+        for run in group:
+            samples.setdefault(tuple(run.data.get("ids") or ()), []).append(run)
+        if len(samples) > 1:
+            described = "; ".join(
+                f"sample {number} (n={len(ids)}, seed {members[0].data.get('seed')}): "
+                + ", ".join(r.label for r in members)
+                for number, (ids, members) in enumerate(samples.items(), 1)
+            )
+            notes.append(
+                f"Not comparable: the {dataset} {split} runs are on different question "
+                f"samples ({described})."
+            )
+        models = {json.dumps(r.data.get("model"), sort_keys=True) for r in group}
+        if len(models) > 1:
+            used = "; ".join(f"{r.label}: {_chat_model(r)}" for r in group)
+            notes.append(f"The {dataset} {split} runs use different models ({used}).")
+    return notes
+
+
+def render_markdown(
+    runs: Sequence[Run], *, column_split: str | None = None, plots: Sequence[Path] = ()
+) -> tuple[str, list[str]]:
+    """Render the report as Markdown; return it and the warnings it contains.
+
+    Raises:
+        SplitLabelError: A run is not on ``column_split``.
+    """
+    check_splits(runs, column_split)
+    lines = ["# Evaluation report", ""]
+    warnings = []
+    if any(r.data["method"] in PANDAS_AGENT_METHODS for r in runs):
+        warnings.append(PANDAS_AGENT_WARNING)
+        lines += [f"> **Warning:** {PANDAS_AGENT_WARNING}", ""]
+    for split in SPLITS:
+        group = [r for r in runs if r.split == split]
+        if not group:
+            continue
+        title = f"## {split} split"
+        if split == "dev":
+            title += " (tuning sample: not a reported result)"
+        lines += [title, "", *_table(group, split), ""]
+    notes = comparability_notes(runs)
+    if notes:
+        lines += ["## Notes", "", *[f"- {note}" for note in notes], ""]
+    lines += ["## Runs", ""]
+    for run in runs:
+        git = run.data.get("git") or {}
+        commit = str(git.get("commit", "unknown"))[:12] + (" (dirty)" if git.get("dirty") else "")
+        lines.append(
+            f"- `{run.path.name}`: {run.label} on {run.data['dataset']} {run.split} "
+            f"(seed {run.data.get('seed')}, n={run.data.get('n')}), model "
+            f"{_chat_model(run)}, commit {commit}, "
+            f"finished {run.data.get('finished_at', '?')}"
+        )
+    lines.append("")
+    if plots:
+        lines += ["## Plots", ""]
+        for plot in plots:
+            lines += [f"![{plot.stem}]({plot.name})", ""]
+    return "\n".join(lines), warnings
+
+
+def write_report(
+    paths: Sequence[Path], out_dir: Path, *, column_split: str | None = None, plots: bool = True
+) -> Report:
+    """Read run summaries and write ``report.md`` and PNG plots into ``out_dir``.
+
+    Raises:
+        SplitLabelError: A run is not on ``column_split`` (nothing is written).
+    """
+    runs = load_runs(paths)
+    check_splits(runs, column_split)  # before any file is written
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    skipped = []
+    if plots and importlib.util.find_spec("matplotlib") is None:
+        skipped.append(
+            "plots skipped: matplotlib is not installed (pip install 'tablerag-agents[eval]')"
+        )
+    elif plots:
+        from tablerag_agents.evaluation.plots import write_plots
+
+        written = write_plots(runs, out_dir)
+    markdown, warnings = render_markdown(runs, column_split=column_split, plots=written)
+    path = out_dir / "report.md"
+    path.write_text(markdown, encoding="utf-8")
+    return Report(markdown, path, written, warnings + skipped)
