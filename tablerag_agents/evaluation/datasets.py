@@ -1,4 +1,9 @@
-"""WikiTableQuestions (WTQ) loader and a reproducible sampler."""
+"""WikiTableQuestions (WTQ) loader, native table readers and a reproducible sampler.
+
+The :class:`~tablerag_agents.evaluation.types.EvalExample` loaders for every
+benchmark are in :mod:`tablerag_agents.evaluation.loaders`; honest dev/test
+samples are drawn by :mod:`tablerag_agents.evaluation.splits`.
+"""
 
 from __future__ import annotations
 
@@ -70,15 +75,21 @@ def load_wtq(questions: str | Path, tables_root: str | Path | None = None) -> li
         missing = {"id", "utterance", "context", "targetValue"} - set(reader.fieldnames or [])
         if missing:
             raise ValueError(f"{path} lacks the WTQ columns {sorted(missing)}")
-        return [
-            QAExample(
-                id=row["id"],
-                question=row["utterance"],
-                table_path=(root / row["context"]).resolve(),
-                answers=parse_wtq_answers(row["targetValue"]),
+        resolved: dict[str, Path] = {}  # many questions share a table
+        out = []
+        for row in reader:
+            context = row["context"]
+            if context not in resolved:
+                resolved[context] = (root / context).resolve()
+            out.append(
+                QAExample(
+                    id=row["id"],
+                    question=row["utterance"],
+                    table_path=resolved[context],
+                    answers=parse_wtq_answers(row["targetValue"]),
+                )
             )
-            for row in reader
-        ]
+        return out
 
 
 def read_wtq_table(path: str | Path) -> pd.DataFrame:
@@ -89,6 +100,18 @@ def read_wtq_table(path: str | Path) -> pd.DataFrame:
     """
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False, escapechar="\\")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise TableLoadError(path, str(exc)) from exc
+
+
+def read_tabfact_table(path: str | Path) -> pd.DataFrame:
+    """Read a TabFact table (``#``-separated, header first, no quoting) as strings.
+
+    Raises:
+        TableLoadError: If the file is missing or does not parse.
+    """
+    try:
+        return pd.read_csv(path, sep="#", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise TableLoadError(path, str(exc)) from exc
 
