@@ -310,6 +310,126 @@ def serve(
     )
 
 
+@app.command("eval")
+@_friendly_errors
+def eval_(
+    dataset: Annotated[
+        str, typer.Option(help="Dataset format: wtq, tabfact, ottqa, fetaqa or jsonl.")
+    ],
+    data: Annotated[
+        Path, typer.Option(help="The dataset's folder (laid out like ../shared/data) or file.")
+    ],
+    methods: Annotated[
+        list[str],
+        typer.Option(
+            "--method",
+            help="Method to evaluate, repeatable: graph, a solver (sql, read_table, ...), "
+            "read_schema, rand_row_sampling, row_col_retrieval or pandas_agent.",
+        ),
+    ],
+    split: Annotated[
+        str, typer.Option(help="dev (for tuning) or test (reported once): disjoint samples.")
+    ],
+    n: Annotated[int, typer.Option("--n", min=1, help="Questions in the sample.")],
+    seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Chat model (default: settings, i.e. the embedded local model): an "
+            "init_chat_model string such as openai:gpt-4o-mini, or a model served at "
+            "TABLERAG_BASE_URL."
+        ),
+    ] = None,
+    settings: SetOption = None,
+    out: Annotated[Path, typer.Option(help="Folder for the records and summaries.")] = Path(
+        "eval-results"
+    ),
+    name: Annotated[
+        str | None,
+        typer.Option(help="File name stem (default: dataset-split-method-settings-n-seed)."),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(min=1, help="Questions answered at once (threads; for hosted models)."),
+    ] = 1,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Evaluate methods on a seeded dev/test sample; a rerun resumes a stopped run.
+
+    Writes NAME.jsonl (one scored record per question, as each finishes) and
+    NAME.json (split, sample ids, git commit, model, settings, metrics with 95%
+    intervals) per method. LLM responses are not cached, so timings are real.
+    """
+    from tablerag_agents.evaluation.runner import parse_settings, run_eval
+    from tablerag_agents.resources import Resources
+
+    overrides: dict[str, Any] = {"llm_cache": False}
+    if model is not None:
+        overrides["chat_model"] = model
+    with Resources(Settings(**overrides)) as resources:
+        try:
+            outcomes = run_eval(
+                dataset=dataset,
+                data_path=data,
+                methods=methods,
+                split=split,
+                n=n,
+                seed=seed,
+                settings=parse_settings(settings or []),
+                resources=resources,
+                out_dir=out,
+                name=name,
+                workers=workers,
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            err_console.print(
+                f"interrupted: the records so far are in {out}; rerun the same command to resume"
+            )
+            raise typer.Exit(130) from None
+    for outcome in outcomes:
+        m = outcome.summary["metrics"]
+        low, high = m["ci"]
+        console.print(
+            f"{outcome.summary['method']}: {m['metric']} {m['value']:.3f} "
+            f"[{low:.3f}, {high:.3f}] on {m['n']} {split} questions, "
+            f"exceptions {m['exception_rate']:.0%}, {m['mean_seconds']:.1f} s/q "
+            f"-> {outcome.summary_file}"
+        )
+
+
+@app.command()
+@_friendly_errors
+def report(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run summaries (NAME.json) written by `tablerag eval`.")
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for report.md and the plots.")] = Path(
+        "eval-report"
+    ),
+    column_split: Annotated[
+        str | None,
+        typer.Option(
+            help="Label the table with this split and refuse runs on any other "
+            "(e.g. test: no dev figure in a test column)."
+        ),
+    ] = None,
+    plots: Annotated[bool, typer.Option(help="Write PNG plots (needs matplotlib).")] = True,
+) -> None:
+    """Compare runs side by side: a Markdown table per split and PNG plots.
+
+    Prints the Markdown; writes it as report.md beside the plots (metric per
+    method with intervals, vs prompt tokens, vs cell budget when runs sweep it).
+    """
+    from tablerag_agents.evaluation.report import write_report
+
+    result = write_report(runs, out, column_split=column_split, plots=plots)
+    for warning in result.warnings:
+        err_console.print(Text("warning: ", style="yellow") + Text(warning))
+    typer.echo(result.markdown)
+    err_console.print(f"wrote {result.markdown_path} and {len(result.plots)} plots")
+
+
 @app.command()
 def info() -> None:
     """Show the effective settings (no secrets) and where they come from."""

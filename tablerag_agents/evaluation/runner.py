@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tqdm.auto import tqdm
 
@@ -33,6 +33,7 @@ from tablerag_agents.evaluation.records import (
 from tablerag_agents.evaluation.types import EvalExample, Prediction
 
 if TYPE_CHECKING:
+    from tablerag_agents.evaluation.splits import Split
     from tablerag_agents.resources import Resources
 
 logger = logging.getLogger(__name__)
@@ -257,10 +258,12 @@ def run_eval(
     from tablerag_agents.evaluation.methods import make_method
     from tablerag_agents.evaluation.splits import split_examples
 
-    examples = split_examples(load_dataset(dataset, data_path), split, n, seed)
+    if split not in ("dev", "test"):
+        raise ValueError(f"--split must be dev or test, not {split!r}")
+    examples = split_examples(load_dataset(dataset, data_path), cast("Split", split), n, seed)
     if not examples:
         raise ValueError(f"the {split} sample of {data_path} is empty")
-    planned: list[tuple[RunSpec, Path]] = []
+    planned: list[tuple[_Method, RunSpec, Path]] = []
     for method_name in methods:
         spec = RunSpec(
             dataset=dataset,
@@ -277,10 +280,10 @@ def run_eval(
         if name is not None and len(methods) > 1:
             stem = f"{name}-{method_name}"
         path = out_dir / f"{stem}.jsonl"
-        check_resumable(path, spec)  # refuse before any method runs, not after the first
-        planned.append((spec, path))
-    outcomes = []
-    for spec, path in planned:
-        method = make_method(spec.method, resources, dict(settings))
-        outcomes.append(evaluate(method, examples, spec, path, workers=workers, progress=progress))
-    return outcomes
+        # Refuse a bad name, setting or records file before any question runs.
+        check_resumable(path, spec)
+        planned.append((make_method(method_name, resources, dict(settings)), spec, path))
+    return [
+        evaluate(method, examples, spec, path, workers=workers, progress=progress)
+        for method, spec, path in planned
+    ]
