@@ -1,5 +1,6 @@
-"""Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable
-and two ways to combine them (a fallback chain, a vote).
+"""Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable,
+the reading baselines (ReadSchema, RandRowSampling, RowColRetrieval) and two
+ways to combine them (a fallback chain, a vote).
 
 Each takes a :class:`SolverContext` (or a question and one DataFrame) and
 returns a :class:`SolverResult` with the short answer, a sentence, the cited
@@ -14,8 +15,19 @@ from tablerag_agents.solve.base import (
     SolverResult,
     TraceStep,
 )
+from tablerag_agents.solve.baselines import (
+    RandRowSamplingSolver,
+    ReadSchemaSolver,
+    RowColRetrievalSolver,
+)
 from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
-from tablerag_agents.solve.factory import SOLVER_NAMES, SolverName, make_solver, needs_sandbox
+from tablerag_agents.solve.factory import (
+    SOLVER_NAMES,
+    SolverName,
+    make_solver,
+    needs_embeddings,
+    needs_sandbox,
+)
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
 from tablerag_agents.solve.read_table import ReadTableSolver
@@ -29,7 +41,10 @@ __all__ = [
     "ProcessDfSolver",
     "Provenance",
     "PyReActSolver",
+    "RandRowSamplingSolver",
+    "ReadSchemaSolver",
     "ReadTableSolver",
+    "RowColRetrievalSolver",
     "SQLRejectedError",
     "SQLResult",
     "SQLSolver",
@@ -41,6 +56,7 @@ __all__ = [
     "TraceStep",
     "VotingSolver",
     "make_solver",
+    "needs_embeddings",
     "needs_sandbox",
     "supports_native_tools",
 ]

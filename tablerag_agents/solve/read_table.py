@@ -51,6 +51,11 @@ class ReadTableSolver:
             the prompt would not fit (``result.truncated`` then says so).
         reserve_tokens: Tokens kept free for the instructions and the answer.
         max_cell_chars: Longer cells are shortened.
+        prompt: Prompt file: ``read_table`` (a short answer) or
+            ``read_table_sentence`` (a one-sentence answer).
+
+    Subclasses show another view of the table by overriding :meth:`table_text`
+    (see :mod:`tablerag_agents.solve.baselines`).
     """
 
     name = "read_table"
@@ -62,12 +67,14 @@ class ReadTableSolver:
         context_tokens: int = 8192,
         reserve_tokens: int = 700,
         max_cell_chars: int = 100,
+        prompt: str = "read_table",
     ) -> None:
         """Store the model and the prompt budget."""
         self.model = model
         self.context_tokens = context_tokens
         self.reserve_tokens = reserve_tokens
         self.max_cell_chars = max_cell_chars
+        self.prompt = prompt
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` by reading the main table of the context."""
@@ -77,20 +84,30 @@ class ReadTableSolver:
         # The token count is an estimate: keep a 15% margin for the model's tokenizer.
         notes = _notes(ctx)
         budget -= count_tokens(notes)
-        table, truncated = fit_rows(
-            ctx.main_df, int(budget * 0.85), self.max_cell_chars, ctx.table_format
-        )
-        if truncated:
-            logger.warning("ReadTable: table cut to fit %d tokens", self.context_tokens)
+        table, truncated = self.table_text(ctx, int(budget * 0.85))
         title = f"Title: {ctx.caption}\n" if ctx.caption else ""
         title += f"{notes}\n" if notes else ""
-        prompt = load_prompt("read_table").format(title=title, table=table, question=ctx.question)
+        prompt = load_prompt(self.prompt).format(title=title, table=table, question=ctx.question)
         reply = call_model(self.model, [HumanMessage(prompt)])
         step = parse_react(reply.text)
         final = step.final_answer or clean_answer(reply.text)
         rec.add(reply, action="answer", thought=step.thought)
         items = [p.strip() for p in final.split("|") if p.strip()]
         return rec.finish(items, iterations=1, truncated=truncated)
+
+    def table_text(self, ctx: SolverContext, budget_tokens: int) -> tuple[str, bool]:
+        """The main table as shown in the prompt, and whether rows had to be dropped.
+
+        Args:
+            ctx: The question's context.
+            budget_tokens: Tokens the table text may take.
+        """
+        table, truncated = fit_rows(
+            ctx.main_df, budget_tokens, self.max_cell_chars, ctx.table_format
+        )
+        if truncated:
+            logger.warning("%s: table cut to fit %d tokens", self.name, self.context_tokens)
+        return table, truncated
 
 
 def _notes(ctx: SolverContext) -> str:
