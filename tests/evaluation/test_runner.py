@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tablerag_agents.config import Settings
-from tablerag_agents.evaluation import metrics
 from tablerag_agents.evaluation.records import (
     RecordsFile,
     RunMismatchError,
@@ -28,21 +27,6 @@ from tablerag_agents.evaluation.runner import (
 from tablerag_agents.evaluation.types import EvalExample, Prediction
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def stand_in_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Exact-match scoring until evaluation.metrics grows score/summarize_predictions."""
-
-    def score(example: EvalExample, prediction: Prediction) -> dict[str, Any]:
-        return {"correct": prediction.answer == example.answers}
-
-    def summarize(examples: list[EvalExample], predictions: list[Prediction]) -> dict[str, Any]:
-        right = [p.answer == e.answers for e, p in zip(examples, predictions, strict=True)]
-        return {"n": len(right), "accuracy": sum(right) / len(right)}
-
-    monkeypatch.setattr(metrics, "score", score, raising=False)
-    monkeypatch.setattr(metrics, "summarize_predictions", summarize, raising=False)
 
 
 def _examples(count: int) -> list[EvalExample]:
@@ -117,7 +101,9 @@ def test_resume_after_a_kill_runs_only_the_rest(tmp_path: Path) -> None:
     assert len(lines) == 1 + 8  # the header, then each question exactly once
     assert _ids_in(path) == [f"q{i}" for i in range(8)]
     # q0, q3, q6 are wrong: 5 of 8 right, counted over the whole sample.
-    assert outcome.summary["metrics"] == {"n": 8, "accuracy": 5 / 8}
+    metrics = outcome.summary["metrics"]
+    assert metrics["n"] == 8 and metrics["accuracy"] == 5 / 8
+    assert metrics["mean_input_tokens"] == sum(10 + i for i in range(8)) / 8
     record = json.loads(lines[2])
     assert record["method"] == "echo" and record["answer"] == ["1"] and record["correct"] is True
     assert record["input_tokens"] == 11 and record["gold"] == ["1"]
@@ -202,7 +188,9 @@ def test_summary_records_provenance(tmp_path: Path) -> None:
     assert summary["method"] == "echo" and summary["settings"] == {"budget": "100"}
     assert summary["model"]["chat_model"] == "openai:gpt-4o-mini"
     assert "api_key" not in summary["model"] and summary["task"] == "qa"
-    assert summary["metrics"]["accuracy"] == 0.5
+    metrics = summary["metrics"]
+    assert metrics["metric"] == "accuracy" and metrics["value"] == 0.5
+    assert 0.0 <= metrics["ci"][0] <= 0.5 <= metrics["ci"][1] <= 1.0
     assert summary["started_at"] <= summary["finished_at"]
 
 
@@ -213,7 +201,8 @@ def test_git_state_outside_a_repository_is_unknown(tmp_path: Path) -> None:
 def test_a_raising_method_is_recorded_as_an_error(tmp_path: Path) -> None:
     examples = _examples(3)
     path = tmp_path / "run.jsonl"
-    evaluate(EchoMethod(raise_at="q1"), examples, _spec(examples), path, progress=False)
+    outcome = evaluate(EchoMethod(raise_at="q1"), examples, _spec(examples), path, progress=False)
+    assert outcome.summary["metrics"]["exception_rate"] == 1 / 3
     failed = read_records(path)[1][1]
     assert failed["id"] == "q1" and failed["error"] is True
     assert failed["error_message"] == "RuntimeError: solver crashed" and failed["answer"] == []
