@@ -92,8 +92,9 @@ def summarize(records: Iterable[RunRecord]) -> RunSummary:
 
 # ---------------------------------------------------------------- benchmark metrics
 
-_TRUE = {"1", "true", "yes", "y", "t", "entailed", "entailment", "entails", "supported", "correct"}
-_FALSE = {"0", "false", "no", "n", "f", "refuted", "refutes", "contradiction", "not entailed"}
+_TRUE = {"1", "true", "yes", "y", "t", "entailed", "entailment", "entails", "entail", "supported"}
+_FALSE = {"0", "false", "no", "n", "f", "refuted", "refutes", "refute", "contradiction"}
+_FALSE |= {"not entailed", "not supported"}
 _LABEL_JUNK = re.compile(r"[^a-z0-9 ]+")
 _ONE_ZERO = re.compile(r"^[01](\.0+)?$")
 
@@ -103,7 +104,8 @@ def normalize_fact_label(value: object) -> str | None:
 
     Accepts booleans, the integers 1/0, and (any case, surrounding punctuation
     ignored) true/false, yes/no, entailed/refuted, entailment/contradiction,
-    supported, 1/0 and 1.0/0.0. A one-item list is unwrapped.
+    supported/not supported, 1/0 and 1.0/0.0. A one-item list is unwrapped;
+    anything else (a sentence, two items) is None, i.e. wrong.
     """
     if isinstance(value, list | tuple) and len(value) == 1:
         value = value[0]
@@ -279,9 +281,10 @@ def score(
     if example.task == "qa":
         out["correct"] = wtq_correct(prediction.answer, example.answers)
     elif example.task == "fact":
-        label = normalize_fact_label(prediction.answer) if prediction.answer else None
-        out["label"] = label
-        out["correct"] = label is not None and [label] == list(example.answers)
+        out["label"] = normalize_fact_label(prediction.answer) if prediction.answer else None
+        out["correct"] = bool(prediction.answer) and fact_correct(
+            prediction.answer, example.answers
+        )
     elif example.task == "freeform":
         hyp, ref = _answer_text(prediction), example.answers[0] if example.answers else ""
         out["bleu"] = sentence_bleu(hyp, ref)
