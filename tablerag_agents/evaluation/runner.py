@@ -175,7 +175,9 @@ def evaluate(
             unit="q",
             disable=not progress,
         ) as bar:
+            right = sum(bool(r.get("correct")) for r in records.records)
             for example, prediction in _predictions(method, todo, workers):
+                scores = score(example, prediction)
                 records.append(
                     {
                         "id": example.id,
@@ -183,9 +185,12 @@ def evaluate(
                         "question": example.question,
                         "gold": example.answers,
                         **asdict(prediction),
-                        **score(example, prediction),
+                        **scores,
                     }
                 )
+                right += bool(scores.get("correct"))
+                if "correct" in scores:
+                    bar.set_postfix_str(f"right {right}/{len(records.records)}", refresh=False)
                 bar.update(1)
         by_id = {str(r["id"]): r for r in records.records}
         started_at = records.started_at
