@@ -223,7 +223,7 @@ class PandasAgentMethod:
         resources: Resources,
         *,
         max_iterations: int = 6,
-        max_seconds: float = 120.0,
+        max_seconds: float = 300.0,
         head_rows: int = 5,
     ) -> None:
         """Store the model source and the agent's caps."""

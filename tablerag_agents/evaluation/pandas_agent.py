@@ -96,7 +96,7 @@ def run_pandas_agent(
     question: str,
     *,
     max_iterations: int = 6,
-    max_seconds: float = 120.0,
+    max_seconds: float = 300.0,
     head_rows: int = 5,
 ) -> AgentRun:
     """Ask LangChain's pandas agent ``question`` over ``frames`` (``df``, or ``df1``...).
