@@ -31,11 +31,10 @@ from langchain_core.language_models import BaseChatModel
 from tablerag_agents.solve.parsing import clean_answer
 
 PANDAS_AGENT_WARNING = (
-    "pandas_agent is LangChain's create_pandas_dataframe_agent: it executes "
-    "model-written Python inside the evaluation process, without any sandbox "
-    "(allow_dangerous_code=True). It is used only in the evaluation harness as a "
-    "reference, never in the library; run it only on trusted data in a disposable "
-    "environment."
+    "pandas_agent is LangChain's create_pandas_dataframe_agent: it executes model-written "
+    "Python in the host process, without any sandbox (allow_dangerous_code=True). It is a "
+    "reference run only by the evaluation harness, never in the library; never use it on "
+    "untrusted tables or questions."
 )
 """What a report must say next to the pandas agent's figures."""
 

@@ -120,4 +120,4 @@ def test_code_errors_and_the_warning() -> None:
     assert is_code_error("SyntaxError: invalid syntax (<unknown>, line 1)")
     assert not is_code_error("463") and not is_code_error("Lake Van") and not is_code_error(3)
     assert "without any sandbox" in PANDAS_AGENT_WARNING
-    assert "never in the library" in PANDAS_AGENT_WARNING
+    assert "never in the library" in PANDAS_AGENT_WARNING and "host process" in PANDAS_AGENT_WARNING
