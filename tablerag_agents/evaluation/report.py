@@ -15,17 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tablerag_agents.evaluation.pandas_agent import PANDAS_AGENT_WARNING
 from tablerag_agents.evaluation.records import read_summary
 
 SPLITS = ("test", "dev")
 """Known splits, in the order their tables appear."""
 
 PANDAS_AGENT_METHODS = frozenset({"pandas_agent"})
-PANDAS_AGENT_WARNING = (
-    "The pandas agent (LangChain's create_pandas_dataframe_agent) executes model-written "
-    "Python in the host process, outside the sandbox: it is a reference for comparison, "
-    "run only by the evaluation harness; never use it on untrusted tables or questions."
-)
+"""Methods whose runs carry :data:`PANDAS_AGENT_WARNING`."""
 
 
 class SplitLabelError(ValueError):

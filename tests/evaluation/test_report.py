@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from tablerag_agents.evaluation.pandas_agent import PANDAS_AGENT_WARNING
 from tablerag_agents.evaluation.plots import budget_sweeps
 from tablerag_agents.evaluation.records import FORMAT
 from tablerag_agents.evaluation.report import (
-    PANDAS_AGENT_WARNING,
     SplitLabelError,
     load_runs,
     render_markdown,
