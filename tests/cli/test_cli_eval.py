@@ -240,3 +240,19 @@ def test_freeform_runs_report_bleu_and_rouge(
     row = f"| read_table | fetaqa | test | 1 | {bleu} | [{bleu}, {bleu}] | 1.000 [1.000, 1.000] |"
     assert row in shown.stdout
     assert (tmp_path / "r" / "bleu_per_method.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_eval_runs_the_graph_with_its_context_and_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedChatModel([sql_reply("SELECT 'Argo Meresaar' AS answer")] * 2)
+    _use_model(monkeypatch, model)
+    result = _eval(tmp_path, "--set", "solver=sql", "--workers", "2", "--name", "g", method="graph")
+    assert result.exit_code == 0, result.output
+    assert model.remaining == 0
+    records = {r["id"]: r for r in read_records(tmp_path / "g.jsonl")[1]}
+    assert set(records) == set(_test_ids())
+    assert records["nt-1283"]["correct"] is True and records["nt-9"]["correct"] is False
+    assert records["nt-9"]["detail"]["solver"] == "sql"
+    assert records["nt-9"]["detail"]["nodes"] == ["prepare", "solve", "answer"]
+    assert json.loads((tmp_path / "g.json").read_text())["settings"] == {"solver": "sql"}
