@@ -22,7 +22,8 @@ class Context:
         default="fallback",
         metadata={
             "description": "Solver: fallback (SQL -> process_df -> ReadTable; best on held-out "
-            "WTQ), pyreact, sql, process_df, read_table or vote."
+            "WTQ), pyreact, sql, process_df, read_table, vote, or a reading baseline: "
+            "read_schema, rand_row_sampling, row_col_retrieval."
         },
     )
     retry_solvers: list[str] = field(
@@ -108,6 +109,13 @@ class Context:
     rewrite_followups: bool = field(
         default=True,
         metadata={"description": "Rewrite a follow-up question into a standalone one."},
+    )
+    write_sentence: bool = field(
+        default=False,
+        metadata={
+            "description": "Let the chat model write the answer sentence from the question and "
+            "the answer (one more call); off: a template sentence naming the cited rows."
+        },
     )
     min_confidence: float = field(
         default=0.0,

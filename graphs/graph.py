@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from tablerag_agents.graphs.context import Context
 from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of
-from tablerag_agents.graphs.nodes.answer import answer
+from tablerag_agents.graphs.nodes.answer import make_answer
 from tablerag_agents.graphs.nodes.prepare import make_prepare
 from tablerag_agents.graphs.nodes.refine import make_clarify, make_filter
 from tablerag_agents.graphs.nodes.retrieve import (
@@ -111,7 +111,7 @@ def build_graph(
         "filter": make_filter(get),
         "clarify": make_clarify(get),
         "solve": make_solve(get),
-        "answer": answer,
+        "answer": make_answer(get),
     }
     for name, node in nodes.items():
         builder.add_node(name, traced(name, node))

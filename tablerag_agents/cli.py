@@ -157,26 +157,18 @@ def search(
 
 def _context(solver: str, settings: list[str] | None) -> Context:
     """The graph context from ``--solver`` and ``--set key=value`` pairs (JSON values allowed)."""
-    from pydantic import TypeAdapter, ValidationError
-
-    from tablerag_agents.graphs import Context
+    from tablerag_agents.graphs.context_overrides import context_from_settings
 
     if solver not in SOLVER_NAMES:
         raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVER_NAMES)}")
-    values: dict[str, Any] = {"solver": solver}
+    values: dict[str, str] = {}
     for pair in settings or []:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set wants KEY=VALUE, got {pair!r}")
-        try:
-            values[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            values[key.strip()] = raw
-    Context.from_dict(values)  # unknown keys: a clear error listing the known ones
-    try:
-        return TypeAdapter(Context).validate_python(values)
-    except ValidationError as exc:
-        raise ValueError(f"bad --set value: {exc.errors()[0]['msg']} ({pair!r})") from None
+        values[key.strip()] = raw
+    values.setdefault("solver", json.dumps(solver))
+    return context_from_settings(values)
 
 
 SolverOption = Annotated[str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")]

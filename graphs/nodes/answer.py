@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 from tablerag_agents.graphs.context import NOT_FOUND, Context
-from tablerag_agents.graphs.nodes._common import context_of
+from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of
 from tablerag_agents.graphs.nodes.retrieve import question_of
 from tablerag_agents.graphs.state import State
+from tablerag_agents.prompts import load_prompt
 
+from tablerag_agents.solve.llm_calls import call_model
 from tablerag_agents.solve.normalize import answer_key
 
 MAX_CITED = 20
@@ -31,8 +33,29 @@ def confidence(attempt: dict[str, Any]) -> float:
     return sum(answer_key(run) == key for run in runs) / len(runs)
 
 
-def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Turn the best solver attempt into the final answer and the reply message."""
+def model_sentence(model: Any, question: str, answer_text: str) -> str:
+    """One sentence that answers ``question`` with ``answer_text``, written by ``model``."""
+    prompt = load_prompt("answer_sentence").format(
+        question=question, answer=answer_text.replace("|", ", ")
+    )
+    reply = call_model(model, [HumanMessage(prompt)])
+    return reply.text.strip().split("\n")[0].strip()
+
+
+def make_answer(resources: ResourcesGetter) -> Any:
+    """Build the ``answer`` node."""
+
+    def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Turn the best solver attempt into the final answer and the reply message."""
+        return final_answer(state, runtime, resources)
+
+    return answer
+
+
+def final_answer(
+    state: State, runtime: Runtime[Context], resources: ResourcesGetter
+) -> dict[str, Any]:
+    """The best solver attempt as the final answer and the reply message."""
     ctx = context_of(runtime)
     attempts = state.get("attempts") or []
     answered = [a for a in attempts if confidence(a) > 0]
@@ -52,6 +75,9 @@ def answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "error": best.get("error"),
         "table_ids": list(state.get("table_ids") or []),
     }
+    if not abstained and ctx.write_sentence and result["text"]:
+        sentence = model_sentence(resources().chat_model, result["question"], result["text"])
+        result["sentence"] = sentence or result["sentence"]
     if abstained:
         reply = f"The answer was {NOT_FOUND}."
         if best.get("answer") and score > 0:

@@ -12,7 +12,13 @@ from tablerag_agents.graphs.nodes.retrieve import question_of
 from tablerag_agents.graphs.state import State
 
 from tablerag_agents.resources import Resources
-from tablerag_agents.solve import SolverContext, SolverResult, make_solver, needs_sandbox
+from tablerag_agents.solve import (
+    SolverContext,
+    SolverResult,
+    make_solver,
+    needs_embeddings,
+    needs_sandbox,
+)
 
 
 def next_solver(state: State, ctx: Context) -> str | None:
@@ -73,7 +79,8 @@ def make_solve(resources: ResourcesGetter) -> Any:
         name = next_solver(state, ctx) or ctx.solver
         progress(runtime, "solve", step=name, tables=state.get("table_ids"))
         sandbox = res.sandbox if needs_sandbox(name) else None
-        solver = make_solver(name, res.chat_model, sandbox)
+        embeddings = res.embeddings if needs_embeddings(name) else None
+        solver = make_solver(name, res.chat_model, sandbox, embeddings=embeddings)
         result: SolverResult = solver.solve(solver_context(state, ctx, res))
         progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
         return {"attempts": [*(state.get("attempts") or []), result.model_dump(mode="json")]}

@@ -19,6 +19,7 @@ on the way, whatever the final answer.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
@@ -114,6 +115,12 @@ class GraphMethod:
         )
         self.resources = resources
         self.graph = build_graph(resources)
+        # Sentence answers are written by the model unless a setting says otherwise.
+        self.sentence_context = (
+            self.context
+            if "write_sentence" in settings
+            else dataclasses.replace(self.context, write_sentence=True)
+        )
 
     def run(self, example: EvalExample) -> Prediction:
         """Ask the graph (several tables go in as several tables)."""
@@ -123,7 +130,8 @@ class GraphMethod:
             if self.context.index_dir is None:
                 inputs["tables"] = [self.resources.add_table(t) for t in example.load_tables()]
                 started = time.perf_counter()
-            out = self.graph.invoke(inputs, context=self.context)
+            context = self.sentence_context if example.task == "freeform" else self.context
+            out = self.graph.invoke(inputs, context=context)
         except Exception as exc:  # noqa: BLE001 - the exception rate counts it
             return _raised(exc, started)
         answer = out.get("answer") or {}

@@ -15,7 +15,7 @@ from tablerag_agents.qa import sample_tables_dir
 from tablerag_agents.resources import Resources
 
 runner = CliRunner()
-COMMANDS = ["index", "search", "ask", "demo", "info"]
+COMMANDS = ["index", "search", "ask", "demo", "info", "serve", "eval", "report"]
 
 
 def test_every_command_has_help() -> None:
@@ -162,6 +162,6 @@ def test_bad_set_values_are_clear_errors() -> None:
     result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--set", "nope=1"])
     assert result.exit_code == 2 and "unknown graph settings ['nope']" in result.output
     result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--set", "budget=lots"])
-    assert result.exit_code == 2 and "bad --set value" in result.output
+    assert result.exit_code == 2 and "bad graph setting budget" in result.output
     result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--solver", "magic"])
     assert result.exit_code == 2 and "unknown solver 'magic'" in result.output

@@ -115,9 +115,18 @@ def test_graph_fact_is_a_yes_no_question_mapped_to_labels(resources) -> None:
     assert pred.answer == ["0"] and pred.detail["raw_answer"] == ["No"]
 
 
-def test_graph_freeform_answers_with_the_graph_sentence(resources) -> None:
-    res, _ = resources([sql_reply('SELECT MIN("Year") FROM t')])
+def test_graph_freeform_answers_with_a_model_written_sentence(resources) -> None:
+    res, _ = resources([sql_reply('SELECT MIN("Year") FROM t'), "The first season was 2001."])
     pred = make_method("graph", res, {"solver": "sql"}).run(
+        example("When was the first season?", ["The first season was 2001."], task="freeform")
+    )
+    assert pred.sentence == "The first season was 2001." and pred.answer == ["2001"]
+
+
+def test_graph_freeform_template_sentence_when_switched_off(resources) -> None:
+    res, _ = resources([sql_reply('SELECT MIN("Year") FROM t')])
+    settings = {"solver": "sql", "write_sentence": "false"}
+    pred = make_method("graph", res, settings).run(
         example("When was the first season?", ["The first season was 2001."], task="freeform")
     )
     assert pred.sentence.startswith("The answer is 2001") and pred.answer == ["2001"]

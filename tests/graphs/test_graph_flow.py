@@ -162,3 +162,34 @@ def test_a_missing_table_is_a_clear_error(resources_factory) -> None:
     graph = build_graph(resources_factory(ScriptedChatModel([])))
     with pytest.raises(TableLoadError, match="nope.csv"):
         graph.invoke({"question": "q?", "tables": ["nope.csv"]}, context=Context(solver="sql"))
+
+
+def test_write_sentence_lets_the_model_write_the_reply(resources_factory, seasons_table) -> None:
+    model = ScriptedChatModel(
+        [sql_reply('SELECT MIN("Year") FROM t'), "The team's first season was 2001.\nExtra."]
+    )
+    graph = build_graph(resources_factory(model, seasons_table))
+    ran, out = run_graph(
+        graph,
+        {"question": "first season?", "tables": ["seasons"]},
+        Context(solver="sql", write_sentence=True),
+    )
+    assert model.remaining == 0
+    assert out["answer"]["text"] == "2001"
+    assert out["answer"]["sentence"] == "The team's first season was 2001."
+    assert out["messages"][-1].content == "The team's first season was 2001."
+    prompt = model.prompts[-1][-1].content
+    assert "first season?" in prompt and "2001" in prompt
+    assert out["trace"][-1]["input_tokens"] > 0  # the extra call is counted on the answer node
+
+
+def test_a_reading_baseline_runs_in_the_graph(resources_factory, seasons_table) -> None:
+    model = ScriptedChatModel(["Final Answer: 2001"])
+    graph = build_graph(resources_factory(model, seasons_table))
+    ran, out = run_graph(
+        graph,
+        {"question": "first season?", "tables": ["seasons"]},
+        Context(solver="row_col_retrieval", retry_solvers=[]),
+    )
+    assert ran == ["prepare", "solve", "answer"]
+    assert out["answer"]["text"] == "2001" and out["answer"]["solver"] == "row_col_retrieval"
