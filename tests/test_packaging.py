@@ -49,3 +49,12 @@ def test_readme_has_two_setup_commands_and_ci_runs_the_test_one() -> None:
     assert demo.endswith("tablerag demo")
     assert tests.endswith("pytest")
     assert tests in (REPO / ".ci" / "run").read_text()
+
+
+def test_test_files_have_unique_names() -> None:
+    """pytest imports test files by basename (no packages): two alike names break collection."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
+    assert [n for n, c in names.items() if c > 1] == []
