@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.etree.ElementTree import ParseError
+from xml.parsers import expat
 
 import pandas as pd
 
@@ -252,12 +253,69 @@ def _xml_refusal(source: Path, exc: BaseException) -> TableLoadError | None:
     return None
 
 
+class _PrologEnd(Exception):
+    """The first element began: the prolog, where a DTD would stand, is over."""
+
+
+class _DoctypeFound(Exception):
+    """The XML part declares a document type (and so possibly entities)."""
+
+
+def _declares_doctype(stream: Any, chunk_size: int = 1 << 16) -> bool:
+    """True if the XML in ``stream`` has a DOCTYPE before its first element.
+
+    Reads only up to the first element (comments and processing instructions
+    before it are skipped whatever their length).
+    """
+
+    def on_doctype(*_: Any) -> None:
+        raise _DoctypeFound
+
+    def on_element(*_: Any) -> None:
+        raise _PrologEnd
+
+    parser = expat.ParserCreate()
+    parser.StartDoctypeDeclHandler = on_doctype
+    parser.StartElementHandler = on_element
+    try:
+        while chunk := stream.read(chunk_size):
+            parser.Parse(chunk, False)
+        parser.Parse(b"", True)
+    except _DoctypeFound:
+        return True
+    except (_PrologEnd, expat.ExpatError):
+        return False  # malformed XML is openpyxl's to report
+    return False
+
+
+def _refuse_xml_doctypes(source: Path) -> None:
+    """Refuse a workbook whose XML parts declare a DTD (OOXML never does).
+
+    Checked before any XML parser sees the file, so the refusal does not depend
+    on which parser openpyxl picks (lxml when installed, else defusedxml).
+    """
+    try:
+        with zipfile.ZipFile(source) as archive:
+            for info in archive.infolist():
+                if info.filename.lower().endswith((".xml", ".rels", ".vml")):
+                    with archive.open(info) as member:
+                        if _declares_doctype(member):
+                            raise TableLoadError(
+                                source,
+                                "refused: the workbook's XML declares entities (an XML bomb or "
+                                f"external entity): a DOCTYPE in {info.filename}",
+                            )
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
+
+
 def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str]:
     """Read one sheet of an ``.xlsx`` workbook; the first row is the header.
 
     Returns:
         The frame (header row still as the first data row's labels) and the sheet name.
     """
+    _refuse_xml_doctypes(source)
     try:
         book = pd.ExcelFile(source, engine="openpyxl")
     except (zipfile.BadZipFile, ValueError, OSError, KeyError, ParseError) as exc:
