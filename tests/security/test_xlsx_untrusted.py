@@ -71,8 +71,22 @@ def test_honest_workbook_still_loads(workbook: Path) -> None:
         ),
         ('<!DOCTYPE workbook [<!ENTITY x SYSTEM "file://{secret}">]>', "Tuz", "xl/workbook.xml"),
         ('<!DOCTYPE worksheet [<!ENTITY e "expanded">]>', "&e;", "xl/worksheets/sheet1.xml"),
+        (
+            "<!--"
+            + "x" * 200_000
+            + '--><!DOCTYPE workbook [<!ENTITY x SYSTEM "file://{secret}">]>',
+            "Tuz",
+            "xl/workbook.xml",
+        ),
     ],
-    ids=["billion_laughs", "quadratic_blowup", "xxe_sheet", "xxe_workbook", "internal_entity"],
+    ids=[
+        "billion_laughs",
+        "quadratic_blowup",
+        "xxe_sheet",
+        "xxe_workbook",
+        "internal_entity",
+        "doctype_after_long_comment",
+    ],
 )
 def test_entity_declarations_are_refused(
     workbook: Path, tmp_path: Path, doctype: str, cell: str, member: str
