@@ -248,9 +248,10 @@ def main() -> None:
         w = weights if method in ("hybrid", "bm25_fields") else None
         index.prime_queries([q["question"] for q in questions])
         res = evaluate(index, method, questions, w)
-        res["latency_ms"] = latency(index, method, sample, w)
+        res["latency_ms"] = latency(index, method, sample, w) if sample else None
         results[method] = {k: v for k, v in res.items() if k != "ranks"}
-        print(f"{method:12s} {res['hits']['all']}  p50 {res['latency_ms']['p50']} ms", flush=True)
+        p50 = res["latency_ms"]["p50"] if sample else "-"
+        print(f"{method:12s} {res['hits']['all']}  p50 {p50} ms", flush=True)
     rerank = (
         llm_rerank(index, questions, args.rerank_sample, args.rerank_top, weights)
         if args.rerank_sample

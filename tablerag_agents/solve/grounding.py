@@ -154,3 +154,42 @@ def looks_empty(value: Any) -> bool:
     if isinstance(value, int | float):
         return value == 0 or (isinstance(value, float) and math.isnan(value))
     return isinstance(value, str) and value.strip().lower() in {"", "nan", "none", "0"}
+
+
+_NUMBER_WORDS = {
+    "once": 1, "twice": 2, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+    "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
+}  # fmt: skip
+_SQL_NUMBER_FILTER = re.compile(
+    r"""("(?:[^"]|"")+"|[A-Za-z_]\w*)\s*=\s*('?)(-?\d+(?:\.\d+)?)\2(?![\w.'-])"""
+)
+
+
+def _question_numbers(question: str) -> set[float]:
+    """Numbers a question states: digits (``1990``, ``1st``, ``1,000``) and number words."""
+    text = question.lower().replace(",", "")
+    found = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+    found |= {float(v) for w, v in _NUMBER_WORDS.items() if re.search(rf"\b{w}\b", text)}
+    return found
+
+
+def unasked_number_filters(sql: str, question: str) -> list[str]:
+    """Equality filters on a number the question never states (``"Round" = 1``).
+
+    Small models add such conditions from the table's first rows; a filter the
+    question does not ask for silently narrows the answer. Only conditions that
+    compare a column with a bare number (quoted or not) count; numbers written
+    as digits or words in the question are taken as asked for.
+    """
+    upper = sql.upper()
+    where = upper.find("WHERE")
+    if where < 0:
+        return []
+    asked = _question_numbers(question)
+    out: list[str] = []
+    for match in _SQL_NUMBER_FILTER.finditer(sql, where):
+        if float(match.group(3)) not in asked:
+            out.append(match.group(0).strip())
+    return out

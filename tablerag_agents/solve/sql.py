@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.grounding import literal_hint, looks_empty
+from tablerag_agents.solve.grounding import literal_hint, looks_empty, unasked_number_filters
 from tablerag_agents.solve.llm_calls import (
     LLMReply,
     RunRecorder,
@@ -133,6 +133,7 @@ class SQLSolver:
         # The last result with rows: a failed retry of a suspicious 0 must not lose it.
         kept: tuple[SQLResult, str] | None = None
         tried: set[str] = set()
+        nudged = False
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
             model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
@@ -165,11 +166,25 @@ class SQLSolver:
                 len(last.rows) == 1 and len(last.rows[0]) == 1 and looks_empty(last.rows[0][0])
             )
             hint = literal_hint(sql, tables, "sql") if not last.ok or empty else None
-            if last.ok and (not self.retry_on_empty or (last.rows and hint is None)):
+            unasked = (
+                unasked_number_filters(sql, ctx.question)
+                if last.ok and last.rows and not nudged and self.retry_on_empty
+                else []
+            )
+            if (
+                last.ok
+                and (not self.retry_on_empty or (last.rows and hint is None))
+                and not unasked
+            ):
                 break  # an answer, or a 0/NULL that no mismatched literal explains
             if attempt == self.max_retries:
                 break
-            if not last.ok:
+            if unasked:
+                nudged = True  # asked once; the model may keep the condition
+                follow = load_prompt("sql_unasked_filter").format(
+                    result=obs, filters=" and ".join(unasked)
+                )
+            elif not last.ok:
                 follow = load_prompt("sql_retry").format(error=obs)
             elif last.rows:
                 follow = load_prompt("sql_suspicious").format(result=obs)

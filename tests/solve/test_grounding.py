@@ -208,3 +208,17 @@ def test_pyreact_empty_answer_after_a_hint_gets_one_nudge(sandbox, games: pd.Dat
         ]
     )
     assert PyReActSolver(again, sandbox, mode="text").solve("losses?", games).answer == "0"
+
+
+def test_unasked_number_filters() -> None:
+    from tablerag_agents.solve.grounding import unasked_number_filters as unasked
+
+    q = "How many races did Raymond Roche win in the 1990 season?"
+    sql = 'SELECT COUNT(*) FROM t WHERE "Winning Rider" = \'Raymond Roche\' AND "Round" = 1'
+    assert unasked(sql, q) == ['"Round" = 1']
+    assert unasked("SELECT a FROM t WHERE \"Round\" = '1'", "who won the first round?") == []
+    assert unasked('SELECT a FROM t WHERE "Round" = 3', "who won round 3?") == []
+    assert unasked('SELECT a FROM t WHERE "Pts" = 1000', "who had 1,000 points?") == []
+    assert unasked("SELECT a FROM t WHERE \"Rec\" = '1-0'", "record?") == []  # not a number
+    assert unasked("SELECT a FROM t ORDER BY b = 1", "q?") == []  # no WHERE
+    assert unasked("SELECT a FROM t WHERE b > 1", "q?") == []  # only equality

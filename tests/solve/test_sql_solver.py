@@ -315,3 +315,34 @@ def test_majority_index_counts_every_value() -> None:
     assert majority_index([["0"], []]) == 0 and majority_index([[], []]) is None
     with pytest.raises(ValueError, match="samples"):
         SQLSolver(ScriptedChatModel([]), samples=0)
+
+
+def test_a_filter_on_a_number_the_question_never_states_is_questioned_once(
+    seasons: pd.DataFrame,
+) -> None:
+    model = ScriptedChatModel(
+        [
+            "```sql\nSELECT COUNT(*) FROM t"
+            ' WHERE "League" = \'USL A-League\' AND "Division" = 2\n```',
+            "```sql\nSELECT COUNT(*) FROM t WHERE \"League\" = 'USL A-League'\n```",
+        ]
+    )
+    result = SQLSolver(model).solve("how many seasons in the usl a-league?", seasons)
+    assert model.remaining == 0 and result.answer == "4"
+    follow = model.prompts[1][-1].content
+    assert '"Division" = 2' in follow and "does not mention" in follow
+
+
+def test_numbers_the_question_states_are_not_questioned(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        ['```sql\nSELECT "League" FROM t WHERE "Year" = 2003 AND "Division" = \'2\'\n```']
+    )
+    result = SQLSolver(model).solve("which league in 2003, division two?", seasons)
+    assert model.remaining == 0 and result.answer == "USL A-League"
+
+
+def test_a_kept_unasked_filter_is_asked_about_only_once(seasons: pd.DataFrame) -> None:
+    query = '```sql\nSELECT COUNT(*) FROM t WHERE "Division" = 2\n```'
+    model = ScriptedChatModel([query, query])
+    result = SQLSolver(model).solve("how many seasons?", seasons)
+    assert model.remaining == 0 and result.answer == "5"  # the repeat ends the loop
