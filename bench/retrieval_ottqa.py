@@ -286,7 +286,7 @@ def print_summary(report: dict) -> None:
         f"{'all h@1':>7s} {'all h@5':>7s} {'all h@10':>8s} {'p50 ms':>7s} {'p95 ms':>7s}"
     )
     for name, res in report["methods"].items():
-        h, lat = res["hits"], res["latency_ms"]
+        h, lat = res["hits"], res["latency_ms"] or {"p50": float("nan"), "p95": float("nan")}
         print(
             f"{name:14s} {h['A']['hits@1']:6.3f} {h['A']['hits@5']:6.3f} {h['B']['hits@1']:6.3f} "
             f"{h['B']['hits@5']:6.3f} {h['all']['hits@1']:7.3f} {h['all']['hits@5']:7.3f} "
