@@ -12,6 +12,7 @@ import logging
 import re
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
@@ -163,6 +164,8 @@ def evaluate(
     """
     from tablerag_agents.evaluation.metrics import score
 
+    code = git_state()  # the code that answers this session's questions
+    code_label = code["commit"] + ("+dirty" if code.get("dirty") else "")
     with RecordsFile.open(records_path, spec) as records:
         done = records.done_ids
         todo = [ex for ex in examples if ex.id not in done]
@@ -186,6 +189,7 @@ def evaluate(
                         "gold": example.answers,
                         **asdict(prediction),
                         **scores,
+                        "git_commit": code_label,
                     }
                 )
                 right += bool(scores.get("correct"))
@@ -218,6 +222,9 @@ def summarize_run(
         "n": len(spec.ids),
         "task": examples[0].task if examples else None,
         "git": git_state(),
+        "answered_at_commits": dict(
+            Counter(str(r.get("git_commit", "unrecorded")) for r in records)
+        ),
         "metrics": summarize_predictions(list(examples), predictions),
         "started_at": started_at,
         "finished_at": now_iso(),

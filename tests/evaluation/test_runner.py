@@ -182,6 +182,9 @@ def test_summary_records_provenance(tmp_path: Path) -> None:
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     assert summary["git"]["commit"] == head and isinstance(summary["git"]["dirty"], bool)
+    # Each record names the code that answered it; the summary counts them.
+    (label,) = summary["answered_at_commits"]
+    assert label.startswith(head) and summary["answered_at_commits"][label] == 4
     assert summary["split"] == "test" and summary["seed"] == 7
     assert summary["ids"] == ["q0", "q1", "q2", "q3"] and summary["n"] == 4
     assert summary["dataset"] == "toy" and summary["data_path"] == "toy.jsonl"
