@@ -407,6 +407,13 @@ def report(
         ),
     ] = None,
     plots: Annotated[bool, typer.Option(help="Write PNG plots (needs matplotlib).")] = True,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="Pair every run with the runs of this method (or label) on their shared "
+            "questions; default: every pair of runs on one dataset and split."
+        ),
+    ] = None,
 ) -> None:
     """Compare runs side by side: a Markdown table per split and PNG plots.
 
@@ -415,7 +422,7 @@ def report(
     """
     from tablerag_agents.evaluation.report import write_report
 
-    result = write_report(runs, out, column_split=column_split, plots=plots)
+    result = write_report(runs, out, column_split=column_split, plots=plots, baseline=baseline)
     for warning in result.warnings:
         err_console.print(Text("warning: ", style="yellow") + Text(warning))
     typer.echo(result.markdown)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tablerag_agents.evaluation.metrics import paired_comparison
 from tablerag_agents.evaluation.pandas_agent import PANDAS_AGENT_WARNING
-from tablerag_agents.evaluation.records import read_summary
+from tablerag_agents.evaluation.records import read_records, read_summary
 
 SPLITS = ("test", "dev")
 """Known splits, in the order their tables appear."""
@@ -203,8 +204,87 @@ def comparability_notes(runs: Sequence[Run]) -> list[str]:
     return notes
 
 
+def question_scores(run: Run) -> dict[str, float] | None:
+    """Per-question scores of a run from the records file beside its summary.
+
+    The score is ``correct`` (1/0) for accuracy runs and sentence ROUGE-L for
+    BLEU runs (corpus BLEU has no per-question value). None when the records
+    file is not there.
+    """
+    path = run.path.with_suffix(".jsonl")
+    if not path.exists():
+        return None
+    key = "rouge_l" if run.metric == "bleu" else "correct"
+    _, records = read_records(path)
+    return {str(r["id"]): float(r[key]) for r in records if r.get(key) is not None}
+
+
+def _pairs(group: Sequence[Run], baseline: str | None) -> list[tuple[Run, Run]]:
+    if baseline is None:
+        return [(a, b) for i, a in enumerate(group) for b in group[i + 1 :]]
+    bases = [r for r in group if baseline in (r.data["method"], r.label)]
+    return [(a, b) for b in bases for a in group if a is not b]
+
+
+def paired_lines(runs: Sequence[Run], baseline: str | None = None) -> list[str]:
+    """Markdown rows comparing runs of one dataset and split on their shared questions.
+
+    Every pair (or every run against the runs of method/label ``baseline``)
+    whose records files share questions gets its two scores on those
+    questions, the difference and the ratio, each with a paired bootstrap
+    interval. Empty when no pair shares a question.
+    """
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((str(run.data["dataset"]), run.split), []).append(run)
+    rows = []
+    for (dataset, split), group in groups.items():
+        scores = {id(r): question_scores(r) for r in group}
+        for a, b in _pairs(group, baseline):
+            sa, sb = scores[id(a)], scores[id(b)]
+            if sa is None or sb is None or a.metric != b.metric:
+                continue
+            shared = sorted(set(sa) & set(sb))
+            if not shared:
+                continue
+            cmp = paired_comparison([sa[q] for q in shared], [sb[q] for q in shared])
+            ratio = "n/a (B scored 0)" if cmp.ratio is None else f"{cmp.ratio:.2f}"
+            if cmp.ratio_ci is not None:
+                ratio += f" [{cmp.ratio_ci[0]:.2f}, {cmp.ratio_ci[1]:.2f}]"
+            low, high = cmp.difference_ci
+            cells = [
+                a.label,
+                b.label,
+                f"{dataset} {split}",
+                str(cmp.n),
+                f"{cmp.mean_a:.3f}",
+                f"{cmp.mean_b:.3f}",
+                f"{cmp.difference:+.3f} [{low:+.3f}, {high:+.3f}]",
+                ratio,
+            ]
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if not rows:
+        return []
+    header = ["A", "B", "sample", "shared n", "A", "B", "A - B [95% CI]", "A / B [95% CI]"]
+    return [
+        "## Paired comparisons (same questions)",
+        "",
+        "Scores on the questions both runs recorded: accuracy, or sentence ROUGE-L for "
+        "free-form runs. Intervals resample the questions jointly.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *rows,
+        "",
+    ]
+
+
 def render_markdown(
-    runs: Sequence[Run], *, column_split: str | None = None, plots: Sequence[Path] = ()
+    runs: Sequence[Run],
+    *,
+    column_split: str | None = None,
+    plots: Sequence[Path] = (),
+    baseline: str | None = None,
 ) -> tuple[str, list[str]]:
     """Render the report as Markdown; return it and the warnings it contains.
 
@@ -225,6 +305,7 @@ def render_markdown(
         if split == "dev":
             title += " (tuning sample: not a reported result)"
         lines += [title, "", *_table(group, split), ""]
+    lines += paired_lines(runs, baseline)
     notes = comparability_notes(runs)
     if notes:
         lines += ["## Notes", "", *[f"- {note}" for note in notes], ""]
@@ -247,7 +328,12 @@ def render_markdown(
 
 
 def write_report(
-    paths: Sequence[Path], out_dir: Path, *, column_split: str | None = None, plots: bool = True
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    column_split: str | None = None,
+    plots: bool = True,
+    baseline: str | None = None,
 ) -> Report:
     """Read run summaries and write ``report.md`` and PNG plots into ``out_dir``.
 
@@ -267,7 +353,9 @@ def write_report(
         from tablerag_agents.evaluation.plots import write_plots
 
         written = write_plots(runs, out_dir)
-    markdown, warnings = render_markdown(runs, column_split=column_split, plots=written)
+    markdown, warnings = render_markdown(
+        runs, column_split=column_split, plots=written, baseline=baseline
+    )
     path = out_dir / "report.md"
     path.write_text(markdown, encoding="utf-8")
     return Report(markdown, path, written, warnings + skipped)

@@ -14,6 +14,7 @@ from tablerag_agents.evaluation.metrics import (
     fact_correct,
     hits_at_k,
     normalize_fact_label,
+    paired_comparison,
     rouge_l,
     score,
     sentence_bleu,
@@ -309,3 +310,32 @@ def test_summarize_errors() -> None:
         summarize_predictions([], [])
     with pytest.raises(ValueError, match="mix tasks"):
         summarize_predictions([_ex(["1"]), _ex(["1"], "fact")], [Prediction(), Prediction()])
+
+
+def test_paired_comparison_by_hand() -> None:
+    cmp = paired_comparison([1, 1, 0, 0], [1, 0, 0, 0])
+    assert (cmp.n, cmp.mean_a, cmp.mean_b) == (4, 0.5, 0.25)
+    assert cmp.difference == pytest.approx(0.25)
+    assert cmp.ratio == pytest.approx(2.0)
+    low, high = cmp.difference_ci
+    assert 0.0 <= low <= 0.25 <= high <= 1.0  # A never loses a question to B: never below 0
+
+
+def test_identical_methods_differ_by_exactly_zero() -> None:
+    scores = [1, 0, 1, 1, 0, 0, 1]
+    cmp = paired_comparison(scores, scores)
+    assert cmp.difference_ci == (0.0, 0.0)
+    assert cmp.ratio_ci == (1.0, 1.0)
+
+
+def test_ratio_is_undefined_when_the_baseline_scored_zero() -> None:
+    cmp = paired_comparison([1, 0, 1], [0, 0, 0])
+    assert cmp.ratio is None and cmp.ratio_ci is None
+    assert cmp.difference == pytest.approx(2 / 3)
+
+
+def test_paired_comparison_refuses_unpaired_scores() -> None:
+    with pytest.raises(ValueError, match="equal lengths"):
+        paired_comparison([1, 0], [1])
+    with pytest.raises(ValueError, match="at least one"):
+        paired_comparison([], [])

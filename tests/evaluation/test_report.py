@@ -240,3 +240,54 @@ def test_budget_sweeps_group_runs_that_differ_only_in_budget(tmp_path: Path) -> 
     sweeps = budget_sweeps(runs)
     assert list(sweeps) == ["graph (solver=sql), wtq test"]
     assert [b for b, _ in sweeps["graph (solver=sql), wtq test"]] == [100.0, 1000.0, 10000.0]
+
+
+def write_records(tmp_path: Path, name: str, correct: dict[str, bool]) -> None:
+    """The records file beside a summary: a header line, then one scored question per line."""
+    lines = [json.dumps({"format": FORMAT, "started_at": "2026-11-01T10:00:00+00:00", "spec": {}})]
+    lines += [json.dumps({"id": qid, "correct": ok}) for qid, ok in correct.items()]
+    (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _paired_row(markdown: str, a: str, b: str) -> list[str]:
+    section = markdown.split("## Paired comparisons (same questions)")[1]
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[:2] == [a, b]:
+            return cells
+    raise AssertionError(f"no paired row {a} vs {b} in:\n{section}")
+
+
+def test_paired_comparison_uses_only_the_questions_both_runs_recorded(tmp_path: Path) -> None:
+    ids = ["q1", "q2", "q3", "q4", "q5"]
+    paths = [
+        write(tmp_path, "graph", summary("graph", ids=ids)),
+        write(tmp_path, "pandas", summary("pandas_agent", ids=ids)),
+    ]
+    write_records(tmp_path, "graph", {"q1": True, "q2": True, "q3": False, "q4": True})
+    write_records(tmp_path, "pandas", {"q1": True, "q2": False, "q3": False, "q5": True})
+    markdown, _ = render_markdown(load_runs(paths))
+    row = _paired_row(markdown, "graph", "pandas_agent")
+    # shared: q1, q2, q3 -> graph 2/3, pandas 1/3, ratio 2.00
+    assert row[3:6] == ["3", "0.667", "0.333"]
+    assert row[6].startswith("+0.333 [")
+    assert row[7].startswith("2.00")
+
+
+def test_paired_comparison_against_a_baseline_only(tmp_path: Path) -> None:
+    ids = ["q1", "q2"]
+    names = {"graph": "graph", "sql": "sql", "pandas": "pandas_agent"}
+    paths = [write(tmp_path, n, summary(m, ids=ids)) for n, m in names.items()]
+    for name in names:
+        write_records(tmp_path, name, {"q1": True, "q2": name != "pandas"})
+    markdown, _ = render_markdown(load_runs(paths), baseline="pandas_agent")
+    section = markdown.split("## Paired comparisons (same questions)")[1].split("\n## ")[0]
+    assert _paired_row(markdown, "graph", "pandas_agent")[7].startswith("2.00")
+    assert _paired_row(markdown, "sql", "pandas_agent")
+    assert "| graph | sql |" not in section
+
+
+def test_no_paired_section_without_records_files(tmp_path: Path) -> None:
+    paths = [write(tmp_path, "graph", summary("graph")), write(tmp_path, "sql", summary("sql"))]
+    markdown, _ = render_markdown(load_runs(paths))
+    assert "Paired comparisons" not in markdown
