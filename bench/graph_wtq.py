@@ -5,13 +5,21 @@ answers the same fixed-seed sample, question by question. Per-question records
 go to JSONL as they finish (a rerun resumes); the summary JSON names the split,
 the sample's seed and ids, and every setting.
 
+No Wikipedia variant: WTQ tables come without page titles, and the offline
+intros corpus (``../shared/data/wiki``) covers the OTT-QA pages, not WTQ's, so
+the summary node finds nothing here and the variant would equal ``graph``.
+Measure it where pages exist: ``tablerag eval --dataset fetaqa ... --set
+wikipedia=true`` with ``TABLERAG_WIKI_INTROS`` set.
+
 Splits: ``dev`` samples are for tuning; ``test`` samples exclude every WTQ
 question id found in any earlier ``bench/results`` file, so they are disjoint
 from everything looked at so far. Report a test figure once, after tuning.
 
     python bench/graph_wtq.py --split dev --seed 0 --n 30 --variants graph
     python bench/graph_wtq.py --split test --seed 3 --n 100 \
-        --variants graph,no_filter,filter_semantic,clarify_terms --name graph_wtq_test
+        --variants graph,filter_semantic,clarify_terms --name graph_wtq_test \\
+        --summary-name graph_wtq_test_ablations
+    python bench/graph_wtq.py ... --summary-only   # summary of what has finished (paired)
 """
 
 from __future__ import annotations
@@ -45,7 +53,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "filter_llm": {"filter": "llm"},
     "filter_pieta": {"filter": "pieta"},
     "clarify_terms": {"clarify_terms": True},
-    "wikipedia": {"wikipedia": True},
     "table_string": {"table_format": "string"},
     "table_html": {"table_format": "html"},
 }
@@ -62,6 +69,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--variants", default="graph", help=f"from {','.join(VARIANTS)}")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--name", default=None, help="results file stem")
+    ap.add_argument("--summary-name", default=None, help="summary file stem (default: --name)")
+    ap.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="run nothing; summarise the questions every variant has answered so far",
+    )
     return ap.parse_args()
 
 
@@ -177,7 +190,52 @@ def main() -> None:
             if line.strip():
                 rec = json.loads(line)
                 done[(rec["id"], rec["variant"])] = rec
-    settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    if not args.summary_only:
+        answer_sample(sample, variants, done, traces, commit, args.max_tokens)
+    # Paired by construction: only questions that every variant has answered.
+    ids = [ex.id for ex in sample if all((ex.id, v) in done for v in variants)]
+    if not ids:
+        raise SystemExit("no question has been answered by every variant yet")
+    rows = {v: summarize([done[(q, v)] for q in ids]) for v in variants}
+    for variant, row in rows.items():
+        print(f"{variant:<16} {json.dumps(row)}")
+    commits = sorted({done[(q, v)].get("git_commit", "unrecorded") for q in ids for v in variants})
+    summary = {
+        "name": name,
+        "split": args.split,
+        "seed": args.seed,
+        "n": len(ids),
+        "complete": len(ids) == len(sample),
+        "sample_size": len(sample),
+        "excluded_seen_ids": len(exclude) or json.loads(frozen.read_text())["excluded"],
+        "load_average_at_end": list(os.getloadavg()),
+        "question_ids": ids,
+        "git_commit": commit,
+        "answered_at_commits": commits,
+        "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
+        "max_tokens": args.max_tokens,
+        "variants": {v: VARIANTS[v] for v in variants},
+        "summary": rows,
+        "traces": traces.name,
+    }
+    out = RESULTS / f"{args.summary_name or name}.json"
+    out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(f"saved {out} and {traces}")
+
+
+def answer_sample(
+    sample: list[QAExample],
+    variants: list[str],
+    done: dict[tuple[str, str], dict[str, Any]],
+    traces: Path,
+    commit: str,
+    max_tokens: int,
+) -> None:
+    """Answer every (question, variant) not in ``done``, appending records to ``traces``."""
+    settings = Settings(llm_cache=False, temperature=0.0, max_tokens=max_tokens)
     res = Resources(settings)
     graph = build_graph(res)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -188,6 +246,7 @@ def main() -> None:
                     continue
                 rec = run_one(graph, res, ex, Context(**VARIANTS[variant]))
                 rec["variant"] = variant
+                rec["git_commit"] = commit
                 done[(ex.id, variant)] = rec
                 fh.write(json.dumps(rec, default=str) + "\n")
                 fh.flush()
@@ -198,31 +257,6 @@ def main() -> None:
                     flush=True,
                 )
     res.close()
-    ids = [ex.id for ex in sample]
-    rows = {v: summarize([done[(q, v)] for q in ids]) for v in variants}
-    for variant, row in rows.items():
-        print(f"{variant:<16} {json.dumps(row)}")
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO
-    ).stdout.strip()
-    summary = {
-        "name": name,
-        "split": args.split,
-        "seed": args.seed,
-        "n": len(sample),
-        "excluded_seen_ids": len(exclude) or json.loads(frozen.read_text())["excluded"],
-        "load_average_at_end": list(os.getloadavg()),
-        "question_ids": ids,
-        "git_commit": commit,
-        "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
-        "max_tokens": args.max_tokens,
-        "variants": {v: VARIANTS[v] for v in variants},
-        "summary": rows,
-        "traces": traces.name,
-    }
-    out = RESULTS / f"{name}.json"
-    out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    print(f"saved {out} and {traces}")
 
 
 if __name__ == "__main__":
