@@ -17,7 +17,7 @@ from everything looked at so far. Report a test figure once, after tuning.
 
     python bench/graph_wtq.py --split dev --seed 0 --n 30 --variants graph
     python bench/graph_wtq.py --split test --seed 3 --n 100 \
-        --variants graph,filter_semantic,clarify_terms --name graph_wtq_test \\
+        --variants graph,filter_semantic,clarify_terms --name graph_wtq_test \
         --summary-name graph_wtq_test_ablations
     python bench/graph_wtq.py ... --summary-only   # summary of what has finished (paired)
 """
