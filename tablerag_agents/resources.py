@@ -130,6 +130,12 @@ class Resources:
                 self._wikipedia = get_wikipedia_provider(self.settings)
             return self._wikipedia
 
+    @wikipedia.setter
+    def wikipedia(self, provider: WikipediaProvider) -> None:
+        """Replace the provider (for example by a wrapper around the configured one)."""
+        with self._lock:
+            self._wikipedia = provider
+
     @property
     def has_sandbox(self) -> bool:
         """True once a sandbox exists (given or created)."""

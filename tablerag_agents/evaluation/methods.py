@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from pydantic import TypeAdapter, ValidationError
 
 from tablerag_agents.evaluation.types import EvalExample, Prediction
+from tablerag_agents.evaluation.wiki_redaction import hidden_answers, hide_answers_in
 from tablerag_agents.graphs.context_overrides import (
     CONTEXT_KEYS,
     context_from_settings,
@@ -114,6 +115,8 @@ class GraphMethod:
             {k: v for k, v in settings.items() if k in CONTEXT_KEYS}
         )
         self.resources = resources
+        if self.context.wikipedia:
+            hide_answers_in(resources)  # the background never gives the answer away
         self.graph = build_graph(resources)
         # Sentence answers are written by the model unless a setting says otherwise.
         self.sentence_context = (
@@ -131,7 +134,9 @@ class GraphMethod:
                 inputs["tables"] = [self.resources.add_table(t) for t in example.load_tables()]
                 started = time.perf_counter()
             context = self.sentence_context if example.task == "freeform" else self.context
-            out = self.graph.invoke(inputs, context=context)
+            # Short answers only: a verdict ("1") or a gold sentence is not a fact to hide.
+            with hidden_answers(example.answers if example.task == "qa" else ()):
+                out = self.graph.invoke(inputs, context=context)
         except Exception as exc:  # noqa: BLE001 - the exception rate counts it
             return _raised(exc, started)
         answer = out.get("answer") or {}

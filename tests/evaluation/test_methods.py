@@ -9,6 +9,7 @@ import pytest
 from fakes import BagOfWordsEmbeddings, ScriptedChatModel, count_tokens, sql_reply
 from wtq_rows import seasons_frame
 
+from tablerag_agents.clarify.wiki import WikiPage
 from tablerag_agents.evaluation.methods import (
     METHOD_NAMES,
     fact_label,
@@ -232,3 +233,42 @@ def test_failed_code_reads_trace_steps_and_graph_dicts() -> None:
     assert failed_code(steps) == "Binder Error"
     assert failed_code(steps[:1]) is None and failed_code(steps[2:]) is None
     assert failed_code([{"action": "python", "ok": False, "observation": ""}]) == "code failed"
+
+
+class _OnePage:
+    """A Wikipedia provider with one page, which states the answer."""
+
+    TEXT = "The Portland Timbers were a soccer team. Their first season was 2001. They won."
+
+    def page_intro(self, title: str) -> WikiPage | None:
+        return WikiPage(title=title, url="u", text=self.TEXT) if "Timbers" in title else None
+
+    def search(self, query: str, k: int = 3) -> list[str]:
+        return ["Portland Timbers seasons"][:k]
+
+
+def test_graph_wikipedia_background_drops_the_answer_sentence(resources) -> None:
+    res, model = resources([sql_reply('SELECT MIN("Year") FROM t')] * 2)
+    res.wikipedia = _OnePage()
+    method = make_method("graph", res, {"solver": "sql", "wikipedia": "true"})
+    pred = method.run(example("first season?", ["2001"]))
+    prompt = last_prompt(model)
+    assert "The Portland Timbers were a soccer team." in prompt and "They won." in prompt
+    assert "first season was 2001" not in prompt
+    assert pred.answer == ["2001"]  # read from the table, not the background
+    # Outside an evaluated question the provider gives the page whole.
+    assert (
+        "2001"
+        in (
+            res.wikipedia.page_intro("Portland Timbers seasons")
+            or WikiPage(title="", url="", text="")
+        ).text
+    )
+
+
+def test_fact_verdicts_are_not_hidden_from_the_background(resources) -> None:
+    res, model = resources(["yes", "yes"])
+    res.wikipedia = _OnePage()
+    method = make_method("graph", res, {"solver": "read_table", "wikipedia": "true"})
+    method.run(example("the first season was 2001", ["1"], task="fact"))
+    assert "Their first season was 2001." in last_prompt(model)
