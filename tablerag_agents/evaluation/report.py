@@ -251,6 +251,8 @@ def paired_lines(runs: Sequence[Run], baseline: str | None = None) -> list[str]:
             ratio = "n/a (B scored 0)" if cmp.ratio is None else f"{cmp.ratio:.2f}"
             if cmp.ratio_ci is not None:
                 ratio += f" [{cmp.ratio_ci[0]:.2f}, {cmp.ratio_ci[1]:.2f}]"
+            elif cmp.ratio is not None:
+                ratio += " (no interval: B scores 0 in over 5% of resamples)"
             low, high = cmp.difference_ci
             cells = [
                 a.label,
@@ -277,6 +279,16 @@ def paired_lines(runs: Sequence[Run], baseline: str | None = None) -> list[str]:
         *rows,
         "",
     ]
+
+
+def _answered_at(run: Run) -> str:
+    """Which commits answered the questions, when that is not just the summary's commit."""
+    counts = run.data.get("answered_at_commits") or {}
+    commit = str((run.data.get("git") or {}).get("commit", ""))
+    if not counts or set(counts) == {commit}:
+        return ""
+    listed = ", ".join(f"{c[:12]}: {k}" for c, k in sorted(counts.items()))
+    return f" (questions answered at: {listed})"
 
 
 def render_markdown(
@@ -316,7 +328,7 @@ def render_markdown(
         lines.append(
             f"- `{run.path.name}`: {run.label} on {run.data['dataset']} {run.split} "
             f"(seed {run.data.get('seed')}, n={run.data.get('n')}), model "
-            f"{_chat_model(run)}, commit {commit}, "
+            f"{_chat_model(run)}, commit {commit}{_answered_at(run)}, "
             f"finished {run.data.get('finished_at', '?')}"
         )
     lines.append("")

@@ -291,3 +291,27 @@ def test_no_paired_section_without_records_files(tmp_path: Path) -> None:
     paths = [write(tmp_path, "graph", summary("graph")), write(tmp_path, "sql", summary("sql"))]
     markdown, _ = render_markdown(load_runs(paths))
     assert "Paired comparisons" not in markdown
+
+
+def test_runs_say_which_commits_answered_a_resumed_run(tmp_path: Path) -> None:
+    data = summary("graph")
+    data["answered_at_commits"] = {"0123456789abcdef0123": 60, "fedcba9876543210fedc": 40}
+    markdown, _ = render_markdown(load_runs([write(tmp_path, "graph", data)]))
+    assert "answered at: 0123456789ab: 60, fedcba987654: 40" in markdown
+    data["answered_at_commits"] = {"0123456789abcdef0123": 100}
+    markdown, _ = render_markdown(load_runs([write(tmp_path, "graph", data)]))
+    assert "answered at" not in markdown
+
+
+def test_a_ratio_without_an_interval_says_why(tmp_path: Path) -> None:
+    ids = [f"q{i}" for i in range(30)]
+    paths = [
+        write(tmp_path, "graph", summary("graph", ids=ids)),
+        write(tmp_path, "pandas", summary("pandas_agent", ids=ids)),
+    ]
+    write_records(tmp_path, "graph", {q: i < 9 for i, q in enumerate(ids)})
+    write_records(tmp_path, "pandas", {q: i < 2 for i, q in enumerate(ids)})
+    markdown, _ = render_markdown(load_runs(paths))
+    assert _paired_row(markdown, "graph", "pandas_agent")[7] == (
+        "4.50 (no interval: B scores 0 in over 5% of resamples)"
+    )
