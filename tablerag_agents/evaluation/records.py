@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,8 +106,13 @@ class RecordsFile:
         self._handle = handle
 
     @classmethod
-    def open(cls, path: Path, spec: RunSpec) -> RecordsFile:
+    def open(
+        cls, path: Path, spec: RunSpec, *, reuse: Sequence[dict[str, Any]] = ()
+    ) -> RecordsFile:
         """Open ``path`` for ``spec``: create it with a header, or resume a matching one.
+
+        ``reuse`` (records of a smaller run, see :func:`find_prefix_run`) are
+        copied into a newly created file; an existing file ignores them.
 
         Raises:
             RunMismatchError: The file's header holds another spec.
@@ -119,7 +125,10 @@ class RecordsFile:
             first = {"format": FORMAT, "started_at": started, "spec": asdict(spec)}
             handle.write(json.dumps(first, ensure_ascii=False) + "\n")
             handle.flush()
-            return cls(path, handle, started, [])
+            made = cls(path, handle, started, [])
+            for record in reuse:
+                made.append(record)
+            return made
         check_resumable(path, spec)
         header, records = read_records(path, repair=True)
         return cls(path, path.open("a", encoding="utf-8"), header["started_at"], records)
@@ -157,6 +166,38 @@ def check_resumable(path: Path, spec: RunSpec) -> None:
     differences = RunSpec.from_dict(header["spec"]).differences(spec)
     if differences:
         raise RunMismatchError(path, differences)
+
+
+def find_prefix_run(folder: Path, spec: RunSpec) -> tuple[Path, list[dict[str, Any]]] | None:
+    """The largest earlier run in ``folder`` that ``spec`` extends, with its records.
+
+    Seeded samples are prefixes of one order, so a run of the same dataset,
+    split, seed, method, settings and model on fewer questions answered the
+    first questions of this one; growing a sample from 30 to 100 then reuses
+    them instead of asking again. Each reused record is marked with the file
+    it came from (and keeps the commit that answered it).
+    """
+    best: tuple[Path, list[dict[str, Any]]] | None = None
+    for path in sorted(folder.glob("*.jsonl")):
+        try:
+            header, records = read_records(path)
+            old = RunSpec.from_dict(header["spec"])
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            continue  # not a records file of this format
+        differences = set(old.differences(spec))
+        if not differences <= {"ids", "n_requested"} or len(old.ids) >= len(spec.ids):
+            continue
+        if spec.ids[: len(old.ids)] != old.ids:
+            continue
+        wanted = set(old.ids)
+        kept = [
+            {**r, "reused_from": r.get("reused_from", path.name)}
+            for r in records
+            if str(r["id"]) in wanted
+        ]
+        if best is None or len(kept) > len(best[1]):
+            best = (path, kept)
+    return best
 
 
 def read_records(

@@ -27,6 +27,7 @@ from tablerag_agents.evaluation.records import (
     RecordsFile,
     RunSpec,
     check_resumable,
+    find_prefix_run,
     now_iso,
     summary_path,
     write_summary,
@@ -166,7 +167,17 @@ def evaluate(
 
     code = git_state()  # the code that answers this session's questions
     code_label = code["commit"] + ("+dirty" if code.get("dirty") else "")
-    with RecordsFile.open(records_path, spec) as records:
+    reuse: list[dict[str, Any]] = []
+    if not records_path.exists() and (found := find_prefix_run(records_path.parent, spec)):
+        donor, reuse = found
+        logger.warning(
+            "%s: reusing %d records of %s (same run on the first %d questions)",
+            records_path.name,
+            len(reuse),
+            donor.name,
+            len(reuse),
+        )
+    with RecordsFile.open(records_path, spec, reuse=reuse) as records:
         done = records.done_ids
         todo = [ex for ex in examples if ex.id not in done]
         if done:

@@ -247,3 +247,30 @@ def test_parse_settings_and_default_name() -> None:
     assert default_name(spec) == "toy-test-echo-budget=1e3-solver=sql-n2-seed7"
     odd = _spec(_examples(2), settings={"path": "../x y/z"})
     assert "/" not in default_name(odd) and " " not in default_name(odd)
+
+
+def test_a_larger_sample_reuses_the_smaller_runs_records(tmp_path: Path) -> None:
+    small, large = _examples(3), _examples(6)
+    evaluate(EchoMethod(), small, _spec(small), tmp_path / "run-n3.jsonl", progress=False)
+    grown = EchoMethod()
+    outcome = evaluate(grown, large, _spec(large), tmp_path / "run-n6.jsonl", progress=False)
+    assert grown.calls == ["q3", "q4", "q5"]  # q0-q2 came from the n=3 run
+    _, records = read_records(tmp_path / "run-n6.jsonl")
+    assert [r.get("reused_from") for r in records] == ["run-n3.jsonl"] * 3 + [None] * 3
+    assert outcome.summary["metrics"]["n"] == 6
+    assert (tmp_path / "run-n3.jsonl").exists()  # the smaller run is left as it was
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"settings": {"budget": "1000"}}, {"method": "other"}, {"seed": 8}, {"ids": ["q9", "q1"]}],
+)
+def test_only_the_same_run_on_a_prefix_is_reused(tmp_path: Path, change: dict[str, Any]) -> None:
+    small, large = _examples(2), _examples(4)
+    spec = _spec(small, **change)
+    if "ids" in change:
+        small = [ex for ex in _examples(10) if ex.id in change["ids"]]
+    evaluate(EchoMethod(), small, spec, tmp_path / "other.jsonl", progress=False)
+    fresh = EchoMethod()
+    evaluate(fresh, large, _spec(large), tmp_path / "run.jsonl", progress=False)
+    assert fresh.calls == ["q0", "q1", "q2", "q3"]
