@@ -38,7 +38,7 @@ from tablerag_agents.graphs import Context, build_graph
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.datasets import QAExample, load_wtq, read_wtq_table, sample_examples
-from tablerag_agents.evaluation.metrics import exact_match
+from tablerag_agents.evaluation.metrics import exact_match, paired_comparison
 from tablerag_agents.resources import Resources
 from tablerag_agents.tables import Table
 
@@ -200,7 +200,15 @@ def main() -> None:
     if not ids:
         raise SystemExit("no question has been answered by every variant yet")
     rows = {v: summarize([done[(q, v)] for q in ids]) for v in variants}
+    base = variants[0]
     for variant, row in rows.items():
+        if variant != base:  # the same questions: a paired difference says more
+            cmp = paired_comparison(
+                [done[(q, variant)]["correct"] for q in ids],
+                [done[(q, base)]["correct"] for q in ids],
+            )
+            row[f"minus_{base}"] = round(cmp.difference, 3)
+            row[f"minus_{base}_95ci"] = [round(x, 3) for x in cmp.difference_ci]
         print(f"{variant:<16} {json.dumps(row)}")
     commits = sorted({done[(q, v)].get("git_commit", "unrecorded") for q in ids for v in variants})
     summary = {
