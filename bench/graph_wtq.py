@@ -8,8 +8,10 @@ the sample's seed and ids, and every setting.
 No Wikipedia variant: WTQ tables come without page titles, and the offline
 intros corpus (``../shared/data/wiki``) covers the OTT-QA pages, not WTQ's, so
 the summary node finds nothing here and the variant would equal ``graph``.
-Measure it where pages exist: ``tablerag eval --dataset fetaqa ... --set
-wikipedia=true`` with ``TABLERAG_WIKI_INTROS`` set.
+Measure it where pages exist (of 50 test-split questions, the offline corpus
+gives a summary for 50 OTT-QA, 42 TabFact and 20 FeTaQA ones):
+``tablerag eval --dataset ottqa ... --set wikipedia=true`` with
+``TABLERAG_WIKI_INTROS=../shared/data/wiki/intros.jsonl.gz``.
 
 Splits: ``dev`` samples are for tuning; ``test`` samples exclude every WTQ
 question id found in any earlier ``bench/results`` file, so they are disjoint
