@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from tablerag_agents.clarify.wiki import WikiPage, WikipediaProvider, truncate_text
 from tablerag_agents.retrieval.tokenize import Tokenizer
 from tablerag_agents.solve.normalize import normalize_text, parse_number
+from tablerag_agents.tables.values import numbers_in_text
 
 # When a search hit counts: its title shares two words with the query (all of a
 # one-word query) and covers this share of the query's words, or this share of
@@ -31,7 +32,6 @@ _GENERIC_HEADER_WORDS = frozenset(
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 # A number as written in text: "1,234", "12.5", "-3", "$9.99", "45%".
-_NUMBER = re.compile(r"(?<![\w.,])[-\u2212]?[$£€¥₹]?\d[\d,]*(?:\.\d+)?%?")
 
 
 def header_query(headers: Sequence[str], max_words: int = 10) -> str:
@@ -108,22 +108,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
-def _numbers(text: str) -> set[float]:
-    found: set[float] = set()
-    for match in _NUMBER.findall(text):
-        raw = match.rstrip(",")
-        value = parse_number(raw)
-        if value is not None:
-            found.add(value)
-            continue
-        # "1,2,3" is no thousands grouping: read each part.
-        for part in raw.split(","):
-            value = parse_number(part)
-            if value is not None:
-                found.add(value)
-    return found
-
-
 def _contains_words(haystack: str, needle: str) -> bool:
     return f" {needle} " in f" {haystack} "
 
@@ -152,7 +136,7 @@ def drop_answer_sentences(text: str, answers: Sequence[str]) -> str:
         norm = normalize_text(sentence)
         if any(_contains_words(norm, a) for a in textual):
             continue
-        if numeric and _numbers(sentence).intersection(numeric):
+        if numeric and numbers_in_text(sentence).intersection(numeric):
             continue
         kept.append(sentence)
     return " ".join(kept)

@@ -171,11 +171,10 @@ def evaluate(
     if not records_path.exists() and (found := find_prefix_run(records_path.parent, spec)):
         donor, reuse = found
         logger.warning(
-            "%s: reusing %d records of %s (same run on the first %d questions)",
+            "%s: reusing %d records of %s (the same run on a prefix of this sample)",
             records_path.name,
             len(reuse),
             donor.name,
-            len(reuse),
         )
     with RecordsFile.open(records_path, spec, reuse=reuse) as records:
         done = records.done_ids

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from tablerag_agents.tables.values import numbers_in_text
+
 _SQL_LITERAL = re.compile(r"'((?:[^']|'')*)'")
 _PY_LITERAL = re.compile(r"""(?<![\w\\])(?:'([^'\\\n]*)'|"([^"\\\n]*)")""")
 _MAX_UNIQUE = 20_000
@@ -169,8 +171,8 @@ _SQL_NUMBER_FILTER = re.compile(
 
 def _question_numbers(question: str) -> set[float]:
     """Numbers a question states: digits (``1990``, ``1st``, ``1,000``) and number words."""
-    text = question.lower().replace(",", "")
-    found = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+    text = question.lower()
+    found = numbers_in_text(text)
     found |= {float(v) for w, v in _NUMBER_WORDS.items() if re.search(rf"\b{w}\b", text)}
     return found
 

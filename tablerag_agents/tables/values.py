@@ -28,6 +28,28 @@ _NUMBER_WORDS = {
 }
 
 
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.,])[-\u2212]?[$£€¥₹]?\d[\d,]*(?:\.\d+)?%?")
+
+
+def numbers_in_text(text: str) -> set[float]:
+    """The numbers written with digits in prose (``"1,234"``, ``"$3.50"``, the 1 of ``"1st"``).
+
+    A comma run that is no thousands grouping (``"1,2,3"``) gives each of its parts.
+    """
+    found: set[float] = set()
+    for match in _NUMBER_IN_TEXT.findall(text):
+        raw = match.rstrip(",")
+        value = parse_number(raw)
+        if value is not None:
+            found.add(value)
+            continue
+        for part in raw.split(","):
+            value = parse_number(part)
+            if value is not None:
+                found.add(value)
+    return found
+
+
 def column_kind(series: pd.Series) -> ColumnKind:
     """Classify a column by its pandas dtype (strings that look like numbers stay text)."""
     dtype = series.dtype

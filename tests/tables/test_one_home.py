@@ -9,7 +9,7 @@ import pytest
 from tablerag_agents.solve.normalize import parse_number as parse_answer_number
 from tablerag_agents.solve.preview import clean_numbers, markdown_rows
 from tablerag_agents.tables.render import render_table
-from tablerag_agents.tables.values import parse_number
+from tablerag_agents.tables.values import numbers_in_text, parse_number
 
 
 def test_compact_markdown_is_the_solver_prompt_layout() -> None:
@@ -60,3 +60,9 @@ def test_answers_and_cells_use_the_shared_parser() -> None:
     out = clean_numbers(pd.DataFrame({"p": ["₹1,200", "$ 3", "n/a"], "s": ["1e3", "2", "3"]}))
     assert out["p"].tolist()[:2] == [1200.0, 3.0] and np.isnan(out["p"].iloc[2])
     assert out["s"].tolist() == ["1e3", "2", "3"]  # exponents stay text in a column
+
+
+def test_numbers_in_prose() -> None:
+    text = "In 1990s, the 1st of 1,234 runners ran 12.5 km for $3.50 (12%); lanes 1,2,3; -4 C."
+    assert numbers_in_text(text) == {1990, 1, 1234, 12.5, 3.5, 12, 2, 3, -4}
+    assert numbers_in_text("route A12 and v2.0") == set()  # digits inside words are not numbers
