@@ -97,7 +97,6 @@ def run_pandas_agent(
     max_iterations: int = 6,
     max_seconds: float = 300.0,
     head_rows: int = 5,
-    agent_type: str = "zero-shot-react-description",
 ) -> AgentRun:
     """Ask LangChain's pandas agent ``question`` over ``frames`` (``df``, or ``df1``...).
 
@@ -110,8 +109,6 @@ def run_pandas_agent(
         max_iterations: Tool calls at most before the agent is stopped.
         max_seconds: Wall time after which the agent stops (checked between steps).
         head_rows: Rows of each table shown in the prompt.
-        agent_type: ``zero-shot-react-description`` (text ReAct) or ``tool-calling``
-            (the model's ``bind_tools``; the embedded model supports it).
 
     Raises:
         ImportError: Without the ``eval`` extra.
@@ -125,7 +122,7 @@ def run_pandas_agent(
     executor = create(
         model,
         frames[0] if len(frames) == 1 else list(frames),
-        agent_type=agent_type,
+        agent_type="zero-shot-react-description",
         max_iterations=max_iterations,
         max_execution_time=max_seconds,
         number_of_head_rows=head_rows,
