@@ -11,6 +11,7 @@ configurations.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from tablerag_agents.errors import TableRAGError
+
+logger = logging.getLogger(__name__)
 
 FORMAT = "tablerag-eval/1"
 """Tag of the header line (a file in another format is refused, not guessed)."""
@@ -184,10 +187,18 @@ def find_prefix_run(folder: Path, spec: RunSpec) -> tuple[Path, list[dict[str, A
             old = RunSpec.from_dict(header["spec"])
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             continue  # not a records file of this format
-        differences = set(old.differences(spec))
-        if not differences <= {"ids", "n_requested"} or len(old.ids) >= len(spec.ids):
+        changed = old.differences(spec)
+        if not set(changed) <= {"ids", "n_requested", "data_path"} or len(old.ids) >= len(spec.ids):
             continue
         if spec.ids[: len(old.ids)] != old.ids:
+            continue
+        if "data_path" in changed:  # the same data under another spelling cannot be told apart
+            logger.warning(
+                "not reusing %s: it read the data from %r, this run from %r "
+                "(give --data as that run did to reuse its records)",
+                path.name,
+                *changed["data_path"],
+            )
             continue
         wanted = set(old.ids)
         kept = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -263,14 +264,25 @@ def test_a_larger_sample_reuses_the_smaller_runs_records(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     "change",
-    [{"settings": {"budget": "1000"}}, {"method": "other"}, {"seed": 8}, {"ids": ["q9", "q1"]}],
+    [
+        {"settings": {"budget": "1000"}},
+        {"method": "other"},
+        {"seed": 8},
+        {"ids": ["q9", "q1"]},
+        {"data_path": "elsewhere/toy"},
+    ],
 )
-def test_only_the_same_run_on_a_prefix_is_reused(tmp_path: Path, change: dict[str, Any]) -> None:
+def test_only_the_same_run_on_a_prefix_is_reused(
+    tmp_path: Path, change: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
     small, large = _examples(2), _examples(4)
     spec = _spec(small, **change)
     if "ids" in change:
         small = [ex for ex in _examples(10) if ex.id in change["ids"]]
     evaluate(EchoMethod(), small, spec, tmp_path / "other.jsonl", progress=False)
     fresh = EchoMethod()
-    evaluate(fresh, large, _spec(large), tmp_path / "run.jsonl", progress=False)
+    with caplog.at_level(logging.WARNING, logger="tablerag_agents.evaluation.records"):
+        evaluate(fresh, large, _spec(large), tmp_path / "run.jsonl", progress=False)
     assert fresh.calls == ["q0", "q1", "q2", "q3"]
+    # another spelling of the data path is the one near-miss worth telling the user about
+    assert ("not reusing other.jsonl" in caplog.text) == ("data_path" in change)
