@@ -21,6 +21,7 @@ from tablerag_agents.tables import values
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = re.compile(r"[^\w\s]|_")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACES = re.compile(r"\s+")
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
@@ -44,8 +45,11 @@ def strip_accents(text: str) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """Lower-case, drop accents, punctuation and articles, and squeeze whitespace."""
-    text = strip_accents(str(text)).lower()
+    """Lower-case, drop accents, punctuation and articles, and squeeze whitespace.
+
+    Thousands separators go before punctuation, so ``"1,000 km"`` is ``"1000 km"``.
+    """
+    text = _THOUSANDS.sub("", strip_accents(str(text)).lower())
     text = _PUNCT.sub(" ", text)
     # An answer that is only an article ("A", a grade or a group name) keeps it.
     without_articles = _SPACES.sub(" ", _ARTICLES.sub(" ", text)).strip()

@@ -80,9 +80,11 @@ def test_wtq_denotation(predicted: object, gold: list[str], expected: bool) -> N
     assert score(ex, Prediction(answer=answer))["correct"] is expected  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason="normaliser: commas inside text+number answers split")
 def test_wtq_number_with_unit_and_separator() -> None:
     assert wtq_correct("1000 km", ["1,000 km"])
+    assert wtq_correct("1,234,567 people", ["1234567 people"])
+    assert not wtq_correct("1,2 km", ["12 km"])  # not a thousands separator
+    assert not wtq_correct("1000 km", ["1,00 km"])
 
 
 # ------------------------------------------------------------------- TabFact
