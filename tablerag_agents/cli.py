@@ -345,6 +345,13 @@ def eval_(
         typer.Option(min=1, help="Questions answered at once (threads; for hosted models)."),
     ] = 1,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    summary_only: Annotated[
+        bool,
+        typer.Option(
+            help="Ask nothing: write NAME.json from the questions recorded so far "
+            "(a run still going or stopped), marked partial when some are missing."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate methods on a seeded dev/test sample; a rerun resumes a stopped run.
 
@@ -373,6 +380,7 @@ def eval_(
                 name=name,
                 workers=workers,
                 progress=progress,
+                summary_only=summary_only,
             )
         except KeyboardInterrupt:
             err_console.print(
@@ -384,10 +392,15 @@ def eval_(
         low, high = m["ci"]
         console.print(
             f"{outcome.summary['method']}: {m['metric']} {m['value']:.3f} "
-            f"[{low:.3f}, {high:.3f}] on {m['n']} {split} questions, "
+            f"[{low:.3f}, {high:.3f}] on {_questions_done(outcome.summary)} {split} questions, "
             f"exceptions {m['exception_rate']:.0%}, {m['mean_seconds']:.1f} s/q "
             f"-> {outcome.summary_file}"
         )
+
+
+def _questions_done(summary: dict[str, Any]) -> str:
+    partial = summary.get("partial")
+    return f"{partial['done']} of {partial['of']}" if partial else str(summary["metrics"]["n"])
 
 
 @app.command()

@@ -55,6 +55,19 @@ class Run:
         return f"{self.data['method']} ({extra})" if extra else str(self.data["method"])
 
     @property
+    def partial(self) -> tuple[int, int] | None:
+        """``(recorded, sample size)`` for a summary of an unfinished run, else None."""
+        part = self.data.get("partial")
+        return (int(part["done"]), int(part["of"])) if part else None
+
+    @property
+    def n_label(self) -> str:
+        """Questions scored, e.g. ``100`` or ``62 of 100 (partial)``."""
+        if self.partial:
+            return f"{self.partial[0]} of {self.partial[1]} (partial)"
+        return str(self.metrics.get("n", self.data.get("n", "")))
+
+    @property
     def metric(self) -> str:
         """Name of the headline metric: ``accuracy`` or ``bleu``."""
         return str(self.metrics.get("metric", "accuracy"))
@@ -131,7 +144,7 @@ def _row(run: Run, with_rouge: bool, with_hits: bool) -> list[str]:
         run.label,
         str(run.data["dataset"]),
         run.split,
-        str(m.get("n", run.data.get("n", ""))),
+        run.n_label,
         _fmt_metric(run.metric, run.value),
         f"[{_fmt_metric(run.metric, low)}, {_fmt_metric(run.metric, high)}]",
     ]
@@ -197,6 +210,14 @@ def comparability_notes(runs: Sequence[Run]) -> list[str]:
                 f"Not comparable: the {dataset} {split} runs are on different question "
                 f"samples ({described})."
             )
+        for run in group:
+            if run.partial:
+                done, of = run.partial
+                notes.append(
+                    f"Partial: {run.label} ({run.path.name}) recorded {done} of its {of} "
+                    "questions; its row covers those only (paired comparisons use the "
+                    "questions both runs recorded)."
+                )
         models = {json.dumps(r.data.get("model"), sort_keys=True) for r in group}
         if len(models) > 1:
             used = "; ".join(f"{r.label}: {_chat_model(r)}" for r in group)
@@ -327,7 +348,7 @@ def render_markdown(
         commit = str(git.get("commit", "unknown"))[:12] + (" (dirty)" if git.get("dirty") else "")
         lines.append(
             f"- `{run.path.name}`: {run.label} on {run.data['dataset']} {run.split} "
-            f"(seed {run.data.get('seed')}, n={run.data.get('n')}), model "
+            f"(seed {run.data.get('seed')}, n={run.n_label}), model "
             f"{_chat_model(run)}, commit {commit}{_answered_at(run)}, "
             f"finished {run.data.get('finished_at', '?')}"
         )

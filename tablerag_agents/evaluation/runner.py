@@ -29,6 +29,7 @@ from tablerag_agents.evaluation.records import (
     check_resumable,
     find_prefix_run,
     now_iso,
+    read_records,
     summary_path,
     write_summary,
 )
@@ -255,6 +256,7 @@ def run_eval(
     name: str | None = None,
     workers: int = 1,
     progress: bool = True,
+    summary_only: bool = False,
 ) -> list[RunOutcome]:
     """Evaluate each method on the seeded ``split`` sample of a dataset.
 
@@ -272,9 +274,15 @@ def run_eval(
             :func:`default_name`.
         workers: Questions answered at once (threads; for hosted models).
         progress: Show a progress bar.
+        summary_only: Ask nothing: summarise the questions each run has recorded
+            so far (see :func:`summarize_recorded`).
 
     Returns:
         One outcome per method, in order.
+
+    Raises:
+        RunMismatchError: A records file holds a run with another spec.
+        FileNotFoundError: ``summary_only`` and a method has no records file.
     """
     from tablerag_agents.evaluation.loaders import load_dataset
     from tablerag_agents.evaluation.methods import make_method
@@ -285,7 +293,7 @@ def run_eval(
     examples = split_examples(load_dataset(dataset, data_path), cast("Split", split), n, seed)
     if not examples:
         raise ValueError(f"the {split} sample of {data_path} is empty")
-    planned: list[tuple[_Method, RunSpec, Path]] = []
+    planned: list[tuple[_Method | None, RunSpec, Path]] = []
     for method_name in methods:
         spec = RunSpec(
             dataset=dataset,
@@ -304,8 +312,46 @@ def run_eval(
         path = out_dir / f"{stem}.jsonl"
         # Refuse a bad name, setting or records file before any question runs.
         check_resumable(path, spec)
-        planned.append((make_method(method_name, resources, dict(settings)), spec, path))
+        if summary_only:
+            planned.append((None, spec, path))
+        else:
+            planned.append((make_method(method_name, resources, dict(settings)), spec, path))
+    if summary_only:
+        return [summarize_recorded(examples, spec, path) for _, spec, path in planned]
     return [
         evaluate(method, examples, spec, path, workers=workers, progress=progress)
         for method, spec, path in planned
+        if method is not None
     ]
+
+
+def summarize_recorded(
+    examples: Sequence[EvalExample], spec: RunSpec, records_path: Path
+) -> RunOutcome:
+    """Write the summary of the questions a run has recorded so far, asking nothing.
+
+    For a run still going or stopped before the end: the metrics cover the
+    recorded questions only, and the summary says so (``partial``: done / of),
+    so a report never passes it off as the whole sample. A finished run gets
+    the same summary as :func:`evaluate` writes.
+
+    Raises:
+        FileNotFoundError: The run has recorded nothing yet.
+    """
+    if not records_path.exists():
+        raise FileNotFoundError(f"{records_path}: no records yet (run without --summary-only)")
+    check_resumable(records_path, spec)
+    header, records = read_records(records_path)
+    by_id = {str(r["id"]): r for r in records}
+    done = [ex for ex in examples if ex.id in by_id]
+    if not done:
+        raise FileNotFoundError(f"{records_path}: no question of this sample is recorded yet")
+    summary = summarize_run(
+        spec, done, [by_id[ex.id] for ex in done], started_at=header["started_at"]
+    )
+    if len(done) < len(examples):
+        summary["n"] = len(done)
+        summary["partial"] = {"done": len(done), "of": len(examples)}
+    out = summary_path(records_path)
+    write_summary(out, summary)
+    return RunOutcome(records_path, out, summary)

@@ -133,13 +133,29 @@ def test_a_killed_eval_resumes_where_it_stopped(
     assert [r["id"] for r in read_records(tmp_path / "run.jsonl")[1]] == ids[:1]
     assert not (tmp_path / "run.json").exists()
 
+    # --summary-only: a summary of what is recorded, marked partial, without asking anything.
+    silent = ScriptedChatModel([])
+    _use_model(monkeypatch, silent)
+    summarized = _eval(tmp_path, "--name", "run", "--summary-only")
+    assert summarized.exit_code == 0, summarized.output
+    assert silent.prompts == [] and "on 1 of 2 test questions" in summarized.output
+    partial = json.loads((tmp_path / "run.json").read_text())
+    assert partial["partial"] == {"done": 1, "of": 2} and partial["metrics"]["n"] == 1
+    shown = runner.invoke(app, ["report", str(tmp_path / "run.json"), "--out", str(tmp_path / "r")])
+    assert shown.exit_code == 0, shown.output
+    assert "| sql | wtq | test | 1 of 2 (partial) | 0.000 |" in shown.stdout  # ids[0]: wrong
+    assert "recorded 1 of its 2 questions" in shown.stdout
+    nothing = _eval(tmp_path, "--name", "never_ran", "--summary-only")
+    assert nothing.exit_code == 2 and "no records yet" in nothing.output
+
     rest = ScriptedChatModel(_replies(ids[1:]))
     _use_model(monkeypatch, rest)
     resumed = _eval(tmp_path, "--name", "run")
     assert resumed.exit_code == 0, resumed.output
     assert rest.remaining == 0 and len(rest.prompts) == 1  # only the second question
     assert [r["id"] for r in read_records(tmp_path / "run.jsonl")[1]] == ids
-    assert json.loads((tmp_path / "run.json").read_text())["metrics"]["accuracy"] == 0.5
+    finished = json.loads((tmp_path / "run.json").read_text())
+    assert finished["metrics"]["accuracy"] == 0.5 and "partial" not in finished
 
 
 def test_eval_refuses_to_append_other_settings(
