@@ -2,7 +2,8 @@
 
 For WTQ training questions whose (single) answer equals a cell of the table,
 each filter (semantic dense, semantic MaxSim, the LLM filter with
-self-consistency, PieTa) selects a sub-table; we report answer-cell recall
+self-consistency voting on sub-tables or on columns, PieTa) selects a
+sub-table; we report answer-cell recall
 (a kept cell equals the answer), the fraction of the table's cells kept,
 fallbacks, tokens and seconds. PieTa's paper reports recall 97.8 at precision
 51.2 on WikiSQL (gold sub-table cells; ours counts the answer cell only).
@@ -13,9 +14,16 @@ second drawn without the first). Filters run one after the other over the whole
 sample (cheap ones first), records go to a JSONL file as they finish, and a
 rerun resumes from it.
 
-    python bench/filters.py --n 50                       # all four filters
+    python bench/filters.py --n 50                       # every filter
     python bench/filters.py --n 50 --filters semantic_dense,semantic_maxsim
     python bench/filters.py --n 50 --summary-only        # summary of what has finished
+
+``llm_filter_columns`` (the column vote) also writes ``llm_filter_same_programs``:
+the sub-table vote over the same sampled programs, so the two rules are compared
+without sampling twice. Seed 7 is the tuning sample; a fresh one to report on:
+
+    python bench/filters.py --n 50 --seed 11 --exclude-filter-seeds 7 \
+        --filters semantic_dense,semantic_maxsim,llm_filter_columns --name filters_wtq_test
 """
 
 from __future__ import annotations
@@ -40,10 +48,14 @@ from tablerag_agents.evaluation.datasets import (
     sample_examples,
 )
 from tablerag_agents.filtering import SubTable, llm_filter, pieta_filter, semantic_filter
+from tablerag_agents.filtering.base import column_names
+from tablerag_agents.filtering.llm_filter import decide
 from tablerag_agents.solve.normalize import NormalizedValue, normalize_value
 
 REPO = Path(__file__).resolve().parent.parent
-ALL_FILTERS = ("semantic_dense", "semantic_maxsim", "llm_filter", "pieta")
+ALL_FILTERS = ("semantic_dense", "semantic_maxsim", "llm_filter", "llm_filter_columns", "pieta")
+SAME_PROGRAMS = "llm_filter_same_programs"
+"""Derived from each llm_filter_columns run: the sub-table vote over the same programs."""
 PIETA_PAPER = {"dataset": "WikiSQL", "precision": 51.2, "recall": 97.8}
 
 
@@ -61,6 +73,12 @@ def parse_args() -> argparse.Namespace:
         "without the earlier ones, as solvers_wtq.py --exclude-seed did)",
     )
     ap.add_argument("--exclude-n", type=int, default=30, help="size of each excluded sample")
+    ap.add_argument(
+        "--exclude-filter-seeds",
+        default="",
+        help="also leave out this bench's own earlier samples (of --n questions) of these "
+        "seeds, e.g. 7: a fresh sample to report on after tuning on seed 7",
+    )
     ap.add_argument("--limit", type=int, default=None, help="only the first K sampled questions")
     ap.add_argument("--filters", default=",".join(ALL_FILTERS), help="comma-separated")
     ap.add_argument("--top-rows", type=int, default=10, help="semantic filter rows")
@@ -123,12 +141,17 @@ def build_filters(names: list[str], args: argparse.Namespace) -> dict[str, Calla
     if "llm_filter" in names or "pieta" in names:
         settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
         model = get_chat_model(settings)
-        if "llm_filter" in names:
+        if "llm_filter" in names or "llm_filter_columns" in names:
             from tablerag_agents.sandbox import Sandbox
 
             sandbox = Sandbox()
+        if "llm_filter" in names:
             made["llm_filter"] = lambda q, df: llm_filter(
                 q, df, model, sandbox, samples=args.samples
+            )
+        if "llm_filter_columns" in names:
+            made["llm_filter_columns"] = lambda q, df: llm_filter(
+                q, df, model, sandbox, samples=args.samples, vote="columns"
             )
         if "pieta" in names:
             made["pieta"] = lambda q, df: pieta_filter(
@@ -167,6 +190,21 @@ def record_of(ex: QAExample, name: str, df: pd.DataFrame, sub: SubTable) -> dict
     }
 
 
+def same_programs(df: pd.DataFrame, columns_vote: SubTable, samples: int) -> SubTable:
+    """The sub-table vote over the programs of a column-vote run (no new model call)."""
+    detail = columns_vote.detail or {}
+    keys = [
+        None if st is None else (frozenset(st["rows"]), tuple(st["columns"]))
+        for st in detail.get("subtables", [])
+    ]
+    got = decide(keys, samples=samples, vote="subtable", columns=column_names(df), n_rows=len(df))
+    cost = columns_vote.model_dump(include={"input_tokens", "output_tokens", "seconds"})
+    fields = {**cost, "detail": {**detail, "vote": "subtable", "votes": got.votes}}
+    if got.rows is None:
+        return SubTable.whole(df, "llm_filter", got.reason, **fields)
+    return SubTable.select(df, got.rows, got.columns, "llm_filter", **fields)
+
+
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Recall, cells kept, fallbacks, tokens and time over one filter's records."""
     n = len(records)
@@ -196,14 +234,14 @@ def print_summary(rows: dict[str, dict[str, Any]], title: str) -> None:
     """Print the summary table."""
     print(f"\n{title}")
     head = (
-        f"{'filter':<17}{'n':>4}{'recall':>8}{'cells':>8}{'fallbk':>8}"
+        f"{'filter':<26}{'n':>4}{'recall':>8}{'cells':>8}{'fallbk':>8}"
         f"{'tok_in':>9}{'tok_out':>9}{'s/q':>8}{'p50 s':>8}"
     )
     print(head)
     print("-" * len(head))
     for name, s in rows.items():
         print(
-            f"{name:<17}{s['n']:>4}{s['answer_cell_recall']:>8.3f}{s['mean_cell_fraction']:>8.3f}"
+            f"{name:<26}{s['n']:>4}{s['answer_cell_recall']:>8.3f}{s['mean_cell_fraction']:>8.3f}"
             f"{s['fallback_rate']:>8.2f}{s['mean_input_tokens']:>9.0f}"
             f"{s['mean_output_tokens']:>9.0f}{s['mean_seconds']:>8.1f}{s['p50_seconds']:>8.1f}"
         )
@@ -219,6 +257,9 @@ def main() -> None:
     examples = load_wtq(args.questions, args.tables_root)
     seeds = [int(s) for s in args.exclude_seeds.split(",") if s.strip()]
     excluded = excluded_ids(examples, seeds, args.exclude_n)
+    filter_seeds = [int(s) for s in args.exclude_filter_seeds.split(",") if s.strip()]
+    for seed in filter_seeds:
+        excluded |= {e.id for e in cell_answer_sample(examples, args.n, seed, excluded)}
     sample = cell_answer_sample(examples, args.n, args.seed, excluded)[: args.limit]
     assert not excluded & {e.id for e in sample}
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -239,9 +280,14 @@ def main() -> None:
                 if (ex.id, name) in done:
                     continue
                 df = read_wtq_table(ex.table_path)
-                rec = record_of(ex, name, df, run(ex.question, df))
+                sub = run(ex.question, df)
+                rec = record_of(ex, name, df, sub)
                 done[(ex.id, name)] = rec
                 fh.write(json.dumps(rec, default=str) + "\n")
+                if name == "llm_filter_columns":
+                    twin = record_of(ex, SAME_PROGRAMS, df, same_programs(df, sub, args.samples))
+                    done[(ex.id, SAME_PROGRAMS)] = twin
+                    fh.write(json.dumps(twin, default=str) + "\n")
                 fh.flush()
                 mark = "KEPT" if rec["recall"] else "lost"
                 note = f" fallback: {rec['reason']}" if rec["fallback"] else ""
@@ -252,6 +298,8 @@ def main() -> None:
                 )
     ids = {ex.id for ex in sample}
     rows = {}
+    if "llm_filter_columns" in names:
+        names.append(SAME_PROGRAMS)
     for name in names:
         recs = [r for (qid, f), r in done.items() if qid in ids and f == name]
         if recs:
@@ -279,6 +327,7 @@ def main() -> None:
         "seed": args.seed,
         "excluded_seeds": seeds,
         "excluded_n": args.exclude_n,
+        "excluded_filter_seeds": filter_seeds,
         "question_ids": [ex.id for ex in sample],
         "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m; embeddings all-MiniLM-L6-v2",
         "params": {

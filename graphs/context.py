@@ -94,6 +94,13 @@ class Context:
     filter_samples: int = field(
         default=5, metadata={"description": "Sampled filter programs of the LLM filter."}
     )
+    filter_vote: Literal["subtable", "columns"] = field(
+        default="subtable",
+        metadata={
+            "description": "LLM filter vote: subtable (the most common sub-table needs a "
+            "majority) or columns (columns half the programs chose, every row)."
+        },
+    )
     clarify_terms: bool = field(
         default=False,
         metadata={"description": "Explain abbreviations and ambiguous terms of the question."},

@@ -10,6 +10,7 @@ from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.errors import SandboxError, SandboxUnavailableError
+from tablerag_agents.filtering.llm_filter import Vote
 
 FilterMethod = Literal["semantic", "semantic_maxsim", "llm", "pieta"]
 
@@ -51,6 +52,8 @@ class FilterTableTool(TableTool):
     """The tables; the chat model, embeddings and sandbox come from its resources."""
     samples: int = 5
     """Sampled programs of the ``llm`` filter (self-consistency)."""
+    vote: Vote = "subtable"
+    """How the ``llm`` filter combines its programs: ``subtable`` or ``columns``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -81,7 +84,7 @@ class FilterTableTool(TableTool):
                 )
             elif method == "llm":
                 sub = filtering.llm_filter(
-                    question, df, res.chat_model, res.sandbox, samples=self.samples
+                    question, df, res.chat_model, res.sandbox, samples=self.samples, vote=self.vote
                 )
             else:
                 sub = filtering.pieta_filter(question, df, res.chat_model, embeddings=None)

@@ -44,7 +44,12 @@ def make_filter(resources: ResourcesGetter) -> Any:
                 )
             elif ctx.filter == "llm":
                 sub = filtering.llm_filter(
-                    question, table.df, res.chat_model, res.sandbox, samples=ctx.filter_samples
+                    question,
+                    table.df,
+                    res.chat_model,
+                    res.sandbox,
+                    samples=ctx.filter_samples,
+                    vote=ctx.filter_vote,
                 )
             elif ctx.filter == "pieta":
                 sub = filtering.pieta_filter(question, table.df, res.chat_model)

@@ -4,9 +4,18 @@ The model writes pandas code that stores the needed part of ``df`` in
 ``result``; ``samples`` programs are drawn in one batched request and each
 runs in the bubblewrap sandbox (never in this process). A program's outcome
 is read back as row positions (``result.index``) and column names, and the
-vote is on that sub-table, not on the code text. The filter is conservative:
+vote is on that outcome, not on the code text. The filter is conservative:
 columns the question names are always kept, columns not in the table are
 dropped, and without a clear majority the whole table is kept.
+
+Two vote rules (``vote``):
+
+* ``subtable`` (Wu's rule): the most common sub-table, rows and columns
+  together, wins with a strict majority of the programs that ran;
+* ``columns``: every column chosen by at least half of the programs that ran
+  is kept, with every row. Small models rarely write the same row condition
+  twice, so the sub-table vote mostly falls back to the whole table; columns
+  agree far more often (see ``bench/filters.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import ast
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +51,14 @@ from tablerag_agents.solve.quoting import fix_python_apostrophes
 logger = logging.getLogger(__name__)
 
 METHOD = "llm_filter"
+
+Vote = Literal["subtable", "columns"]
+"""How the programs' outcomes are combined (see the module docstring)."""
+
+VOTES: tuple[Vote, ...] = ("subtable", "columns")
+
+Key = tuple[frozenset[int], tuple[str, ...]]
+"""One program's outcome: the row positions and column names it kept."""
 
 # Runs before each sample: a fresh copy of the table, no variables of earlier samples.
 _PROLOGUE = """\
@@ -99,7 +116,7 @@ class Sample:
     """One sampled program and the sub-table it selected (``key``), or why it did not count."""
 
     code: str
-    key: tuple[frozenset[int], tuple[str, ...]] | None = None
+    key: Key | None = None
     error: str | None = None
 
 
@@ -159,13 +176,54 @@ def _sample(
     return replies
 
 
-def _vote(samples: list[Sample]) -> tuple[Any, int, int]:
-    """The most common key, its votes, and how many samples voted."""
-    keys = [s.key for s in samples if s.key is not None]
-    if not keys:
-        return None, 0, 0
-    (best, votes), *_ = Counter(keys).most_common(1)
-    return best, votes, len(keys)
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of a vote: rows and columns to keep, or why the whole table stays."""
+
+    rows: frozenset[int] | None
+    columns: tuple[str, ...]
+    votes: int
+    voters: int
+    reason: str = ""
+
+
+def decide(
+    keys: list[Key | None], *, samples: int, vote: Vote, columns: list[str], n_rows: int
+) -> Decision:
+    """Combine the outcomes of the programs (None: a program that failed) by ``vote``.
+
+    ``subtable``: the most common outcome needs a strict majority of the
+    programs that ran, and two votes when more than one program was drawn.
+    ``columns``: a column needs the votes of at least half of the programs that
+    ran; every row stays. ``rows`` is None (keep the whole table) with a
+    ``reason`` when no program ran, there is no majority, or nothing is left.
+
+    Args:
+        keys: One outcome per program drawn.
+        samples: Programs drawn.
+        vote: ``subtable`` or ``columns``.
+        columns: The table's column names (the order of the kept ones).
+        n_rows: Rows of the table.
+    """
+    if vote not in VOTES:
+        raise ValueError(f"vote must be one of {VOTES}, not {vote!r}")
+    ran = [k for k in keys if k is not None]
+    if not ran:
+        return Decision(None, (), 0, 0, "every sample failed")
+    if vote == "columns":
+        counts = Counter(c for _, cols in ran for c in set(cols))
+        kept = tuple(c for c in columns if 2 * counts[c] >= len(ran))
+        votes = min((counts[c] for c in kept), default=0)
+        if not kept:
+            return Decision(None, (), 0, len(ran), "no column has the votes of half the samples")
+        return Decision(frozenset(range(n_rows)), kept, votes, len(ran))
+    (best, votes), *_ = Counter(ran).most_common(1)
+    if votes * 2 <= len(ran) or (samples > 1 and votes < 2):
+        return Decision(None, (), votes, len(ran), f"no majority ({votes} of {len(ran)} agree)")
+    rows, cols = best
+    if not rows or not cols:
+        return Decision(None, (), votes, len(ran), "the voted sub-table is empty")
+    return Decision(rows, cols, votes, len(ran))
 
 
 def llm_filter(
@@ -179,13 +237,16 @@ def llm_filter(
     exec_timeout_s: float = 10.0,
     full_table_tokens: int = DEFAULT_FULL_TABLE_TOKENS,
     max_n: int = 4,
+    vote: Vote = "subtable",
 ) -> SubTable:
     """Select the rows and columns ``question`` needs by voting over sampled filter programs.
 
-    The winning sub-table needs a strict majority of the programs that ran
-    (and at least two votes when more than one sample was drawn); otherwise,
-    when every program failed, or when the winner is empty, the whole table
-    is returned with ``fallback=True`` and a ``reason``.
+    With ``vote="subtable"`` the winning sub-table needs a strict majority of
+    the programs that ran (and at least two votes when more than one sample
+    was drawn); with ``vote="columns"`` the columns at least half of them
+    chose are kept, with every row (:func:`decide`). Otherwise, when every
+    program failed, or when nothing is left, the whole table is returned
+    with ``fallback=True`` and a ``reason``.
 
     Args:
         question: The question.
@@ -200,14 +261,17 @@ def llm_filter(
         max_n: Most choices in one request to an OpenAI-compatible server (the
             embedded one allows as many as its parallel slots, 4): 5 samples
             are then one request of 4 and one of 1.
+        vote: ``subtable`` (Wu's rule) or ``columns``.
 
     Raises:
-        ValueError: On an empty table or ``samples < 1``.
+        ValueError: On an empty table, ``samples < 1`` or an unknown ``vote``.
         SandboxUnavailableError: When the sandbox cannot run here (fail closed).
     """
     check_table(df)
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
+    if vote not in VOTES:
+        raise ValueError(f"vote must be one of {VOTES}, not {vote!r}")
     meter = Meter()
     columns = column_names(df)
     named = named_columns(question, columns)
@@ -232,11 +296,14 @@ def llm_filter(
     except (SandboxError, ValueError) as exc:
         logger.warning("llm_filter: the sandbox could not run the samples: %s", exc)
         return SubTable.whole(df, METHOD, f"sandbox failed: {exc}", **meter.fields())
-    best, votes, voters = _vote(runs)
+    decision = decide(
+        [r.key for r in runs], samples=samples, vote=vote, columns=columns, n_rows=len(df)
+    )
     detail: dict[str, Any] = {
         "samples": samples,
-        "ran": voters,
-        "votes": votes,
+        "vote": vote,
+        "ran": decision.voters,
+        "votes": decision.votes,
         "errors": [s.error for s in runs if s.error],
         "named_columns": named,
         "codes": [s.code for s in runs],
@@ -246,11 +313,6 @@ def llm_filter(
         ],
     }
     fields = {"detail": detail, **meter.fields()}
-    if best is None:
-        return SubTable.whole(df, METHOD, "every sample failed", **fields)
-    if votes * 2 <= voters or (samples > 1 and votes < 2):
-        return SubTable.whole(df, METHOD, f"no majority ({votes} of {voters} agree)", **fields)
-    rows, cols = best
-    if not rows or not cols:
-        return SubTable.whole(df, METHOD, "the voted sub-table is empty", **fields)
-    return SubTable.select(df, rows, cols, METHOD, **fields)
+    if decision.rows is None:
+        return SubTable.whole(df, METHOD, decision.reason, **fields)
+    return SubTable.select(df, decision.rows, decision.columns, METHOD, **fields)

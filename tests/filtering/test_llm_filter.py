@@ -159,3 +159,62 @@ def test_model_error_falls_back(seasons: pd.DataFrame, sandbox) -> None:
     model = ScriptedChatModel([])  # runs out of replies: the call raises
     sub = llm_filter(Q, seasons, model, sandbox, samples=1)
     assert sub.fallback and sub.reason.startswith("model call failed")
+
+
+# ------------------------------------------------------------ vote="columns"
+
+
+def test_column_vote_keeps_the_columns_half_the_programs_chose(
+    seasons: pd.DataFrame, sandbox
+) -> None:
+    # Five different row conditions: no sub-table majority, but the columns agree.
+    model = ScriptedChatModel([PICK_2003, PICK_2002, ALL_ROWS, PICK_2003_B, PICK_2002])
+    by_subtable = llm_filter(Q, seasons, model, sandbox)
+    assert by_subtable.fallback and "no majority" in by_subtable.reason
+    model = ScriptedChatModel([PICK_2003, PICK_2002, ALL_ROWS, PICK_2003_B, PICK_2002])
+    sub = llm_filter(Q, seasons, model, sandbox, vote="columns")
+    # Year and League: 5 of 5; Division: 1 of 5 (dropped); every row stays.
+    assert (sub.rows, sub.columns, sub.fallback) == ([0, 1, 2, 3, 4], ["Year", "League"], False)
+    assert sub.detail["vote"] == "columns" and sub.detail["votes"] == 5
+    assert sub.n_cells == 10 < seasons.size
+
+
+def test_column_vote_keeps_named_columns_and_needs_half(seasons: pd.DataFrame, sandbox) -> None:
+    # The question names Division; two of four running programs pick Avg. Attendance.
+    q = "what division and attendance did the team have in 2003?"
+    att = code("result = df[['Year', 'Avg. Attendance']]")
+    model = ScriptedChatModel([PICK_2003, att, att, PICK_2002, "no code"])
+    sub = llm_filter(q, seasons, model, sandbox, vote="columns")
+    # Division: named; League and Avg. Attendance: 2 of the 4 that ran (half is enough);
+    # Regular Season: no vote.
+    assert sub.columns == ["Year", "Division", "League", "Avg. Attendance"] and not sub.fallback
+    assert sub.detail["ran"] == 4
+    model = ScriptedChatModel(["no code"] * 5)
+    failed = llm_filter(q, seasons, model, sandbox, vote="columns")
+    assert failed.fallback and failed.reason == "every sample failed"
+
+
+def test_decide_rules_without_a_model() -> None:
+    from tablerag_agents.filtering.llm_filter import decide
+
+    cols = ["a", "b", "c"]
+    a_rows = (frozenset({0}), ("a",))
+    ab = (frozenset({1}), ("a", "b"))
+    keys = [a_rows, ab, None, (frozenset({2}), ("b", "c"))]
+    by_cols = decide(keys, samples=4, vote="columns", columns=cols, n_rows=3)
+    assert by_cols.rows == frozenset({0, 1, 2}) and by_cols.columns == ("a", "b")
+    assert (by_cols.votes, by_cols.voters) == (2, 3)
+    sub = decide(keys, samples=4, vote="subtable", columns=cols, n_rows=3)
+    assert sub.rows is None and sub.reason == "no majority (1 of 3 agree)"
+    agree = decide([ab, ab, a_rows], samples=3, vote="subtable", columns=cols, n_rows=3)
+    assert (agree.rows, agree.columns) == (frozenset({1}), ("a", "b"))
+    split = decide(
+        [(frozenset({0}), ("a",)), (frozenset({0}), ("b",)), (frozenset({0}), ("c",))],
+        samples=3,
+        vote="columns",
+        columns=cols,
+        n_rows=3,
+    )
+    assert split.rows is None and "half" in split.reason
+    with pytest.raises(ValueError, match="vote must be"):
+        decide(keys, samples=4, vote="rows", columns=cols, n_rows=3)  # type: ignore[arg-type]

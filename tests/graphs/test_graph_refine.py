@@ -59,7 +59,8 @@ def test_filter_min_cells_skips_small_tables(resources_factory, seasons_table) -
 
 
 @pytest.mark.sandbox
-def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table) -> None:
+@pytest.mark.parametrize(("vote", "rows"), [("subtable", [2]), ("columns", [0, 1, 2, 3, 4])])
+def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table, vote, rows) -> None:
     pick = "```python\nresult = df[df['Year'].astype(str) == '2003'][['Year', 'League']]\n```"
     other = "```python\nresult = df[df['Year'].astype(str) == '2004'][['Year', 'League']]\n```"
     model = ScriptedChatModel(
@@ -69,10 +70,10 @@ def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table) -> No
     _, out = run_graph(
         graph,
         {"question": "which league in 2003?", "tables": ["seasons"]},
-        Context(solver="sql", filter="llm", filter_samples=3),
+        Context(solver="sql", filter="llm", filter_samples=3, filter_vote=vote),
     )
     kept = next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"]
-    assert kept["seasons"]["rows"] == [2] and kept["seasons"]["columns"] == ["Year", "League"]
+    assert kept["seasons"]["rows"] == rows and kept["seasons"]["columns"] == ["Year", "League"]
     assert out["answer"]["text"] == "USL A-League"
 
 

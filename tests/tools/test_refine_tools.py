@@ -70,6 +70,22 @@ def test_llm_filter_majority_sub_table() -> None:
     assert message.content.splitlines()[-1] == "| 2 | 2003 | USL A-League |"
 
 
+@pytest.mark.sandbox
+def test_llm_filter_column_vote_is_a_tool_option() -> None:
+    from tablerag_agents.tools.filter_table import FilterTableTool
+
+    pick = "```python\nresult = df[df['Year'] == 2003][['Year', 'League']]\n```"
+    other = "```python\nresult = df[df['Year'] == 2002][['Year', 'League']]\n```"
+    model = ScriptedChatModel([pick, other, other, pick, "no code"])
+    with Sandbox() as sandbox, kit_with(model, sandbox=sandbox) as kit:
+        catalog = kit.get_tool("filter_table").catalog  # type: ignore[attr-defined]
+        tool = FilterTableTool(catalog=catalog, vote="columns")
+        message = call(tool, table="seasons", question="league in 2003?", method="llm")
+    # no sub-table has a majority (2 and 2 of 4), but both columns have every vote
+    assert message.artifact["rows"] == [0, 1, 2, 3, 4] and not message.artifact["fallback"]
+    assert message.artifact["columns"] == ["Year", "League"]
+
+
 def test_pieta_filter_without_usable_picks_keeps_the_whole_table_and_says_so() -> None:
     model = ScriptedChatModel(["I think the answer is 2003."] * 8)
     with kit_with(model) as kit:
