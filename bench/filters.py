@@ -138,7 +138,7 @@ def build_filters(names: list[str], args: argparse.Namespace) -> dict[str, Calla
         made["semantic_dense"] = lambda q, df: semantic_filter(q, df, emb, scorer="dense", **sem)
     if "semantic_maxsim" in names:
         made["semantic_maxsim"] = lambda q, df: semantic_filter(q, df, emb, scorer="maxsim", **sem)
-    if "llm_filter" in names or "pieta" in names:
+    if {"llm_filter", "llm_filter_columns", "pieta"} & set(names):
         settings = Settings(llm_cache=False, temperature=0.0, max_tokens=args.max_tokens)
         model = get_chat_model(settings)
         if "llm_filter" in names or "llm_filter_columns" in names:
