@@ -101,11 +101,19 @@ class RecordsFile:
     Use :meth:`open` (a context manager via ``with``) rather than the constructor.
     """
 
-    def __init__(self, path: Path, handle: IO[str], started_at: str, records: list[dict[str, Any]]):
+    def __init__(
+        self,
+        path: Path,
+        handle: IO[str],
+        started_at: str,
+        records: list[dict[str, Any]],
+        spec: RunSpec,
+    ):
         """Wrap an open handle positioned at the end of a valid file."""
         self.path = path
         self.started_at = started_at
         self.records = records
+        self.spec = spec
         self._handle = handle
 
     @classmethod
@@ -123,18 +131,14 @@ class RecordsFile:
         """
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.stat().st_size == 0:
-            handle = path.open("w", encoding="utf-8")
             started = now_iso()
-            first = {"format": FORMAT, "started_at": started, "spec": asdict(spec)}
-            handle.write(json.dumps(first, ensure_ascii=False) + "\n")
-            handle.flush()
-            made = cls(path, handle, started, [])
+            made = cls(path, _new_file(path, spec, started), started, [], spec)
             for record in reuse:
                 made.append(record)
             return made
         check_resumable(path, spec)
         header, records = read_records(path, repair=True)
-        return cls(path, path.open("a", encoding="utf-8"), header["started_at"], records)
+        return cls(path, path.open("a", encoding="utf-8"), header["started_at"], records, spec)
 
     @property
     def done_ids(self) -> set[str]:
@@ -143,10 +147,43 @@ class RecordsFile:
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as a line and push it to disk (a kill loses nothing written)."""
+        self._follow_path()
         self._handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
         self.records.append(record)
+
+    def _follow_path(self) -> None:
+        """Write to the file now at ``path`` if it was replaced or removed during the run.
+
+        A ``git stash``/``checkout`` or a copy over the file swaps it for another
+        one, and appends to the old handle would vanish with the old file. The
+        records missing from the file now there are written again.
+
+        Raises:
+            RunMismatchError: The file now at ``path`` holds another run.
+        """
+        try:
+            if os.path.samestat(os.fstat(self._handle.fileno()), self.path.stat()):
+                return
+        except FileNotFoundError:
+            pass
+        logger.warning(
+            "%s was replaced or removed during the run; writing the missing records to the "
+            "file now at that path",
+            self.path,
+        )
+        self._handle.close()
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self._handle = _new_file(self.path, self.spec, self.started_at)
+            there: set[str] = set()
+        else:
+            check_resumable(self.path, self.spec)
+            there = {str(r["id"]) for r in read_records(self.path, repair=True)[1]}
+            self._handle = self.path.open("a", encoding="utf-8")
+        for old in self.records:
+            if str(old["id"]) not in there:
+                self._handle.write(json.dumps(old, ensure_ascii=False, default=str) + "\n")
 
     def close(self) -> None:
         """Close the file."""
@@ -159,6 +196,15 @@ class RecordsFile:
     def __exit__(self, *exc: object) -> None:
         """Close the file."""
         self.close()
+
+
+def _new_file(path: Path, spec: RunSpec, started_at: str) -> IO[str]:
+    """Create ``path`` with the header line of ``spec``; return it open for appending."""
+    handle = path.open("w", encoding="utf-8")
+    first = {"format": FORMAT, "started_at": started_at, "spec": asdict(spec)}
+    handle.write(json.dumps(first, ensure_ascii=False) + "\n")
+    handle.flush()
+    return handle
 
 
 def check_resumable(path: Path, spec: RunSpec) -> None:

@@ -286,3 +286,30 @@ def test_only_the_same_run_on_a_prefix_is_reused(
     assert fresh.calls == ["q0", "q1", "q2", "q3"]
     # another spelling of the data path is the one near-miss worth telling the user about
     assert ("not reusing other.jsonl" in caplog.text) == ("data_path" in change)
+
+
+@pytest.mark.parametrize("how", ["replaced", "removed"])
+def test_records_survive_the_file_being_swapped_during_a_run(
+    tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # e.g. `git stash` + `git stash pop` while a run appends: the file at the
+    # path becomes a new one, and appends to the old handle would be lost.
+    examples = _examples(4)
+    path = tmp_path / "run.jsonl"
+    with RecordsFile.open(path, _spec(examples)) as records:
+        records.append({"id": "q0", "correct": True})
+        older = path.read_bytes()  # the version a checkout would bring back
+        records.append({"id": "q1", "correct": False})
+        if how == "replaced":
+            (tmp_path / "old.jsonl").write_bytes(older)
+            (tmp_path / "old.jsonl").replace(path)
+        else:
+            path.unlink()
+        with caplog.at_level(logging.WARNING, logger="tablerag_agents.evaluation.records"):
+            records.append({"id": "q2", "correct": True})
+        records.append({"id": "q3", "correct": True})
+    header, kept = read_records(path)
+    assert sorted(r["id"] for r in kept) == ["q0", "q1", "q2", "q3"]
+    assert header["spec"]["ids"] == [ex.id for ex in examples]
+    assert "was replaced or removed during the run" in caplog.text
+    assert path.read_text().count('"id": "q0"') == 1  # nothing written twice
