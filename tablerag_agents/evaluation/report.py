@@ -200,7 +200,18 @@ def comparability_notes(runs: Sequence[Run]) -> list[str]:
         samples: dict[tuple[str, ...], list[Run]] = {}
         for run in group:
             samples.setdefault(tuple(run.data.get("ids") or ()), []).append(run)
-        if len(samples) > 1:
+        longest = max(samples, key=len)
+        if len(samples) > 1 and all(ids == longest[: len(ids)] for ids in samples):
+            sizes = "; ".join(
+                f"n={len(ids)}: " + ", ".join(r.label for r in members)
+                for ids, members in sorted(samples.items(), key=lambda item: -len(item[0]))
+            )
+            notes.append(
+                f"Not comparable row by row: the {dataset} {split} samples are prefixes of one "
+                f"seeded order ({sizes}); the paired table compares runs on the questions "
+                "they share."
+            )
+        elif len(samples) > 1:
             described = "; ".join(
                 f"sample {number} (n={len(ids)}, seed {members[0].data.get('seed')}): "
                 + ", ".join(r.label for r in members)

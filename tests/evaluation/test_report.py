@@ -142,6 +142,19 @@ def test_runs_on_different_samples_get_a_note(tmp_path: Path) -> None:
     assert "sample 2 (n=100, seed 0): readtable)" in note
 
 
+def test_runs_on_prefixes_of_one_sample_get_a_note_pointing_to_the_paired_table(
+    tmp_path: Path,
+) -> None:
+    paths = [
+        write(tmp_path, "a", summary("graph")),
+        write(tmp_path, "b", summary("readtable", ids=IDS[:30])),
+    ]
+    markdown, _ = render_markdown(load_runs(paths))
+    note = next(line for line in markdown.splitlines() if "Not comparable" in line)
+    assert "samples are prefixes of one seeded order (n=100: graph; n=30: readtable)" in note
+    assert "different question samples" not in markdown
+
+
 def test_the_pandas_agent_carries_its_warning(tmp_path: Path) -> None:
     paths = [write(tmp_path, "p", summary("pandas_agent"))]
     markdown, warnings = render_markdown(load_runs(paths))
