@@ -158,8 +158,11 @@ def evaluate(
     *,
     workers: int = 1,
     progress: bool = True,
+    background: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Run ``method`` on every example not yet in ``records_path``, then summarise.
+
+    ``background`` (see :func:`background_sources`) is copied into the summary.
 
     Raises:
         RunMismatchError: ``records_path`` holds a run with another spec.
@@ -210,7 +213,7 @@ def evaluate(
         by_id = {str(r["id"]): r for r in records.records}
         started_at = records.started_at
     ordered = [by_id[ex.id] for ex in examples]
-    summary = summarize_run(spec, examples, ordered, started_at=started_at)
+    summary = summarize_run(spec, examples, ordered, started_at=started_at, background=background)
     out = summary_path(records_path)
     write_summary(out, summary)
     return RunOutcome(records_path, out, summary)
@@ -222,11 +225,13 @@ def summarize_run(
     records: Sequence[dict[str, Any]],
     *,
     started_at: str,
+    background: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the summary of a finished run (spec, provenance and metrics)."""
     from tablerag_agents.evaluation.metrics import summarize_predictions
 
     predictions = [prediction_from_record(r) for r in records]
+    extra = {"background": background} if background else {}
     return {
         "format": FORMAT,
         **asdict(spec),
@@ -237,9 +242,25 @@ def summarize_run(
             Counter(str(r.get("git_commit", "unrecorded")) for r in records)
         ),
         "metrics": summarize_predictions(list(examples), predictions),
+        **extra,
         "started_at": started_at,
         "finished_at": now_iso(),
     }
+
+
+def background_sources(settings: dict[str, str], resources: Settings) -> dict[str, Any] | None:
+    """Where a run's Wikipedia background came from, when ``--set wikipedia=true``.
+
+    The provider (online, offline, auto) and the offline corpus are settings,
+    not part of the run's identity, so the summary says which ones answered
+    (the corpus by file name only: no machine paths).
+    """
+    from tablerag_agents.graphs.context_overrides import parse_value
+
+    if parse_value(settings.get("wikipedia", "false")) is not True:
+        return None
+    corpus = resources.wiki_intros
+    return {"wikipedia": resources.wikipedia, "wiki_intros": corpus.name if corpus else None}
 
 
 def run_eval(
@@ -316,17 +337,33 @@ def run_eval(
             planned.append((None, spec, path))
         else:
             planned.append((make_method(method_name, resources, dict(settings)), spec, path))
+    background = background_sources(settings, resources.settings)
     if summary_only:
-        return [summarize_recorded(examples, spec, path) for _, spec, path in planned]
+        return [
+            summarize_recorded(examples, spec, path, background=background)
+            for _, spec, path in planned
+        ]
     return [
-        evaluate(method, examples, spec, path, workers=workers, progress=progress)
+        evaluate(
+            method,
+            examples,
+            spec,
+            path,
+            workers=workers,
+            progress=progress,
+            background=background,
+        )
         for method, spec, path in planned
         if method is not None
     ]
 
 
 def summarize_recorded(
-    examples: Sequence[EvalExample], spec: RunSpec, records_path: Path
+    examples: Sequence[EvalExample],
+    spec: RunSpec,
+    records_path: Path,
+    *,
+    background: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Write the summary of the questions a run has recorded so far, asking nothing.
 
@@ -347,7 +384,11 @@ def summarize_recorded(
     if not done:
         raise FileNotFoundError(f"{records_path}: no question of this sample is recorded yet")
     summary = summarize_run(
-        spec, done, [by_id[ex.id] for ex in done], started_at=header["started_at"]
+        spec,
+        done,
+        [by_id[ex.id] for ex in done],
+        started_at=header["started_at"],
+        background=background,
     )
     if len(done) < len(examples):
         summary["n"] = len(done)

@@ -313,3 +313,28 @@ def test_records_survive_the_file_being_swapped_during_a_run(
     assert header["spec"]["ids"] == [ex.id for ex in examples]
     assert "was replaced or removed during the run" in caplog.text
     assert path.read_text().count('"id": "q0"') == 1  # nothing written twice
+
+
+def test_a_wikipedia_run_names_its_background_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tablerag_agents.evaluation.runner import background_sources
+
+    assert background_sources({"solver": "sql"}, Settings()) is None
+    assert background_sources({"wikipedia": "false"}, Settings()) is None
+    monkeypatch.setenv("TABLERAG_WIKIPEDIA", "offline")
+    monkeypatch.setenv("TABLERAG_WIKI_INTROS", str(tmp_path / "corpus" / "intros.jsonl.gz"))
+    found = background_sources({"wikipedia": "true"}, Settings())
+    assert found == {"wikipedia": "offline", "wiki_intros": "intros.jsonl.gz"}  # no machine path
+    examples = _examples(2)
+    out = evaluate(
+        EchoMethod(),
+        examples,
+        _spec(examples),
+        tmp_path / "w.jsonl",
+        progress=False,
+        background=found,
+    )
+    assert out.summary["background"] == found
+    plain = evaluate(EchoMethod(), examples, _spec(examples), tmp_path / "p.jsonl", progress=False)
+    assert "background" not in plain.summary
