@@ -45,7 +45,7 @@ def plot_per_method(runs: Sequence[Run], path: Path) -> Path:
     """Bar chart: each run's headline metric with its interval."""
     fig = Figure(figsize=(max(6.0, 1.1 * len(runs) + 2), 4.5))
     ax: Axes = fig.subplots()
-    names = [f"{r.label}\n{r.data['dataset']} {r.split}" for r in runs]
+    names = [f"{r.label}\n{r.data['dataset']} {r.split}, n={r.n_label}" for r in runs]
     colors = ["tab:blue" if r.split == "test" else "tab:gray" for r in runs]
     positions = list(range(len(runs)))
     ax.bar(positions, [r.value for r in runs], yerr=_errors(runs), capsize=4, color=colors)
