@@ -31,7 +31,6 @@ _GENERIC_HEADER_WORDS = frozenset(
 )
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-# A number as written in text: "1,234", "12.5", "-3", "$9.99", "45%".
 
 
 def header_query(headers: Sequence[str], max_words: int = 10) -> str:

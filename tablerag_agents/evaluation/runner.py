@@ -255,9 +255,13 @@ def background_sources(settings: dict[str, str], resources: Settings) -> dict[st
     not part of the run's identity, so the summary says which ones answered
     (the corpus by file name only: no machine paths).
     """
-    from tablerag_agents.graphs.context_overrides import parse_value
+    from tablerag_agents.graphs.context_overrides import context_from_settings
 
-    if parse_value(settings.get("wikipedia", "false")) is not True:
+    try:  # read the switch as the graph reads it
+        wanted = context_from_settings(settings).wikipedia
+    except ValueError:  # not graph settings (a baseline's options): no background
+        return None
+    if not wanted:
         return None
     corpus = resources.wiki_intros
     return {"wikipedia": resources.wikipedia, "wiki_intros": corpus.name if corpus else None}
@@ -314,7 +318,7 @@ def run_eval(
     examples = split_examples(load_dataset(dataset, data_path), cast("Split", split), n, seed)
     if not examples:
         raise ValueError(f"the {split} sample of {data_path} is empty")
-    planned: list[tuple[_Method | None, RunSpec, Path]] = []
+    planned: list[tuple[str, RunSpec, Path]] = []
     for method_name in methods:
         spec = RunSpec(
             dataset=dataset,
@@ -333,16 +337,15 @@ def run_eval(
         path = out_dir / f"{stem}.jsonl"
         # Refuse a bad name, setting or records file before any question runs.
         check_resumable(path, spec)
-        if summary_only:
-            planned.append((None, spec, path))
-        else:
-            planned.append((make_method(method_name, resources, dict(settings)), spec, path))
+        planned.append((method_name, spec, path))
     background = background_sources(settings, resources.settings)
     if summary_only:
         return [
             summarize_recorded(examples, spec, path, background=background)
             for _, spec, path in planned
         ]
+    # Every method is built (and its settings checked) before any question runs.
+    made = [make_method(name, resources, dict(settings)) for name, _, _ in planned]
     return [
         evaluate(
             method,
@@ -353,8 +356,7 @@ def run_eval(
             progress=progress,
             background=background,
         )
-        for method, spec, path in planned
-        if method is not None
+        for method, (_, spec, path) in zip(made, planned, strict=True)
     ]
 
 

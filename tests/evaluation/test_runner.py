@@ -326,6 +326,9 @@ def test_a_wikipedia_run_names_its_background_source(
     monkeypatch.setenv("TABLERAG_WIKI_INTROS", str(tmp_path / "corpus" / "intros.jsonl.gz"))
     found = background_sources({"wikipedia": "true"}, Settings())
     assert found == {"wikipedia": "offline", "wiki_intros": "intros.jsonl.gz"}  # no machine path
+    # the switch reads as the graph's Context reads it
+    assert background_sources({"wikipedia": "yes", "solver": "sql"}, Settings()) == found
+    assert background_sources({"wikipedia": "true", "top_rows": "5"}, Settings()) is None
     examples = _examples(2)
     out = evaluate(
         EchoMethod(),
