@@ -18,6 +18,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import build_provenance, explain, join_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
 from tablerag_agents.solve.parsing import parse_react
+from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
 from tablerag_agents.table_index.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
@@ -168,8 +169,19 @@ class RunRecorder:
         truncated: bool = False,
         explain_model: BaseChatModel | None = None,
     ) -> SolverResult:
-        """Build the result: answer, explanation, provenance, totals."""
+        """Build the result: answer, explanation, provenance, totals.
+
+        A question that asks yes or no gets ``"yes"``/``"no"``; any other value
+        for it (a name, a count) is kept in the trace but reported as an error,
+        so a fallback chain tries its next solver.
+        """
         items = [i for i in (items or []) if i.strip()]
+        if items and error is None and asks_yes_no(self.context.question):
+            verdict = yes_no_answer(items, self.context.question)
+            if verdict is None:
+                error = f"the question asks yes or no, the answer was {join_items(items)!r}"
+            else:
+                items = [verdict]
         answer = join_items(items)
         provenance = build_provenance(
             value,

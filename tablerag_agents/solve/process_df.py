@@ -34,6 +34,7 @@ from tablerag_agents.solve.preview import (
     clean_numbers,
     user_prompt,
 )
+from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 
 logger = logging.getLogger(__name__)
@@ -83,6 +84,13 @@ class Attempt:
         """True if the code ran but returned an empty, NaN or 0 value."""
         value = self.result.value if self.result is not None else None
         return self.ok and value is not None and looks_empty(value)
+
+
+def not_yes_no(question: str, attempt: Attempt) -> bool:
+    """True if ``question`` asks yes or no and the attempt's value is something else."""
+    if attempt.result is None or not asks_yes_no(question):
+        return False
+    return yes_no_answer(value_to_items(attempt.result.value) or []) is None
 
 
 class ProcessDfSolver:
@@ -209,18 +217,24 @@ class ProcessDfSolver:
         first: Attempt,
         tables: dict[str, pd.DataFrame],
     ) -> Attempt:
-        """Let the model fix an error, or an empty/0 result a mismatched literal explains.
+        """Let the model fix an error, an empty/0 result a mismatched literal explains, or a
+        value given to a yes/no question.
 
         Returns the attempt to keep (the first one if the fix is no better).
         """
         suspicious = first.empty
-        if first.ok and not suspicious:
+        wrong_kind = first.ok and not suspicious and not_yes_no(rec.context.question, first)
+        if first.ok and not suspicious and not wrong_kind:
             return first
         grounding = literal_hint(first.code, tables, "python") if first.code else None
         if suspicious and grounding is None:
             return first  # a 0 or empty answer nothing argues against
         if first.result is None:
             prompt = load_prompt("process_df_repair").format(error="no ```python block")
+        elif wrong_kind:
+            prompt = load_prompt("process_df_yes_no").format(
+                result=observation_text(first.result, 400)
+            )
         elif suspicious:
             prompt = load_prompt("process_df_suspicious").format(
                 result=observation_text(first.result, 400), hint=grounding
@@ -238,6 +252,8 @@ class ProcessDfSolver:
             rec.add(reply, action="python", code=first.code, observation=REPEATED, ok=False)
             return first
         second = self._run(rec, reply, tables)
+        if wrong_kind:
+            return second if second.ok and not not_yes_no(rec.context.question, second) else first
         return first if suspicious and (not second.ok or second.empty) else second
 
     def _vote(

@@ -27,6 +27,7 @@ from tablerag_agents.solve.preview import (
     clean_numbers,
     user_prompt,
 )
+from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
@@ -134,6 +135,7 @@ class SQLSolver:
         kept: tuple[SQLResult, str] | None = None
         tried: set[str] = set()
         nudged = False
+        asked_yes_no = False  # a yes/no question answered by a value: asked once for yes/no
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
             model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
@@ -171,15 +173,26 @@ class SQLSolver:
                 if last.ok and last.rows and not nudged and self.retry_on_empty
                 else []
             )
+            wrong_kind = (
+                last.ok
+                and bool(last.rows)
+                and not asked_yes_no
+                and asks_yes_no(ctx.question)
+                and yes_no_answer(self._items(ctx.question, last) or []) is None
+            )
             if (
                 last.ok
                 and (not self.retry_on_empty or (last.rows and hint is None))
                 and not unasked
+                and not wrong_kind
             ):
                 break  # an answer, or a 0/NULL that no mismatched literal explains
             if attempt == self.max_retries:
                 break
-            if unasked:
+            if wrong_kind:
+                asked_yes_no = True
+                follow = load_prompt("sql_yes_no").format(result=obs)
+            elif unasked:
                 nudged = True  # asked once; the model may keep the condition
                 follow = load_prompt("sql_unasked_filter").format(
                     result=obs, filters=" and ".join(unasked)

@@ -113,7 +113,7 @@ def test_graph_fact_is_a_yes_no_question_mapped_to_labels(resources) -> None:
     prompt = last_prompt(model)
     assert "Is the following statement true according to the table?" in prompt
     assert "Statement: the team was 1st in 2003." in prompt
-    assert pred.answer == ["0"] and pred.detail["raw_answer"] == ["No"]
+    assert pred.answer == ["0"] and pred.detail["raw_answer"] == ["no"]
 
 
 def test_graph_freeform_answers_with_a_model_written_sentence(resources) -> None:

@@ -1,0 +1,66 @@
+"""What shape of answer a question asks for: yes/no questions and their answers.
+
+A question such as "did Italy win more medals than France?" or "Is the
+statement true? Answer yes or no." must be answered yes or no, yet small
+models writing SQL or pandas code tend to return the cell the question talks
+about ("Italy"). Solvers use :func:`asks_yes_no` to ask for a yes/no query and
+:func:`yes_no_answer` to tell whether what they got is one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_AUXILIARIES = frozenset(
+    "is are was were am do does did has have had can could will would should shall may might must".split()
+)
+_SAYS_YES_NO = re.compile(r"\b(?:yes\s*(?:or|/)\s*no|no\s*(?:or|/)\s*yes)\b", re.I)
+_SAYS_TRUE_FALSE = re.compile(r"\b(?:true\s*(?:or|/)\s*false|false\s*(?:or|/)\s*true)\b", re.I)
+_CHOICE = re.compile(
+    r"\bor\b|\b(?:more|less|fewer|higher|lower|greater|smaller|before|after|better|worse)\s*/\s*\w",
+    re.I,
+)
+_REQUEST = frozenset({"you"})  # "can you name...", "could you find..." ask for a value
+_YES = frozenset({"yes", "true"})
+_NO = frozenset({"no", "false"})
+
+
+def _last_question(text: str) -> str:
+    """The last sentence that ends with "?" (the whole text if none does)."""
+    asked = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.endswith("?")]
+    return asked[-1] if asked else text.strip()
+
+
+def asks_yes_no(question: str) -> bool:
+    """True if ``question`` is answered by yes or no (or true or false).
+
+    Either it says so ("answer yes or no", "true or false"), or its question
+    sentence opens with an auxiliary verb ("is", "did", "has"...) and offers no
+    alternatives: "was the winner Italy or France?" and "more/less?" ask for a
+    choice, "can you name...?" for a value.
+    """
+    if _SAYS_YES_NO.search(question) or _SAYS_TRUE_FALSE.search(question):
+        return True
+    text = _last_question(question)
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    if not words or words[0] not in _AUXILIARIES or _CHOICE.search(text):
+        return False
+    return not (len(words) > 1 and words[1] in _REQUEST)
+
+
+def yes_no_answer(items: Sequence[str], question: str = "") -> str | None:
+    """The yes/no verdict of ``items``, or None if they are not one.
+
+    Several items that all say the same ("yes", "Yes") count as one; a count
+    or a name is not a yes/no answer, and neither is a mix of yes and no. The
+    verdict is written "true"/"false" when ``question`` asks "true or false"
+    (and not "yes or no"), else "yes"/"no".
+    """
+    words = {re.sub(r"[^a-z]", "", str(i).lower()) for i in items if str(i).strip()}
+    if not words or not (words <= _YES or words <= _NO):
+        return None
+    true_false = bool(_SAYS_TRUE_FALSE.search(question)) and not _SAYS_YES_NO.search(question)
+    if words <= _YES:
+        return "true" if true_false else "yes"
+    return "false" if true_false else "no"

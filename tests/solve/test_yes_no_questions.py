@@ -1,0 +1,118 @@
+"""Yes/no questions: detected, asked for a yes/no query, and never answered by a bare value."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from fakes import ScriptedChatModel
+
+from tablerag_agents.solve import FallbackSolver, ReadTableSolver, SQLSolver
+from tablerag_agents.solve.process_df import ProcessDfSolver
+from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+
+STATEMENT = (
+    "Is the following statement true according to the table? Answer yes or no.\n"
+    "Statement: the team played in the USL First Division in 2005"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (STATEMENT, True),
+        ("did jim osborne win any titles on a grass court?", True),
+        ("Has anyone scored 10 goals", True),
+        ("true or false. the show featured more than 10 episodes in a season.", True),
+        ("14-17 was published in 1836. was the previous one published before 1830?", True),
+        ("was the winner italy or france?", False),
+        ("is enping more/less dense than kaiping?", False),
+        ("can you name a party other than the national unity party?", False),
+        ("14-17 was published in 1836. when was the previous one published?", False),
+        ("how many seasons were in the usl a-league?", False),
+        ("", False),
+    ],
+)
+def test_asks_yes_no(question: str, expected: bool) -> None:
+    assert asks_yes_no(question) is expected
+
+
+def test_yes_no_answer_follows_the_question_words() -> None:
+    assert yes_no_answer(["Yes"]) == "yes"
+    assert yes_no_answer(["yes", "YES."]) == "yes"
+    assert yes_no_answer(["False"]) == "no"
+    assert yes_no_answer(["no"], "true or false: it rained") == "false"
+    assert yes_no_answer(["yes", "no"]) is None  # a mix is no verdict
+    assert yes_no_answer(["1"]) is None  # a count is not a verdict
+    assert yes_no_answer(["gubbio"]) is None
+    assert yes_no_answer([]) is None
+
+
+def test_sql_value_for_a_yes_no_question_is_asked_again(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```',
+            "```sql\nSELECT CASE WHEN COUNT(*) > 0 THEN 'yes' ELSE 'no' END FROM t "
+            "WHERE \"Year\" = '2005' AND \"League\" = 'USL First Division'\n```",
+        ]
+    )
+    result = SQLSolver(model).solve(STATEMENT, seasons)
+    assert result.error is None and result.answer_items == ["yes"]
+    follow_up = model.prompts[1][-1].content
+    assert "USL First Division" in follow_up and "'yes' or 'no'" in follow_up
+    # The rule is in the system prompt from the first call on.
+    assert "asks yes or no" in model.prompts[0][0].content
+
+
+def test_sql_value_kept_for_a_yes_no_question_is_an_error(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```',
+            '```sql\nSELECT "Year" FROM t WHERE "Year" = \'2005\'\n```',
+        ]
+    )
+    result = SQLSolver(model, max_retries=1).solve(STATEMENT, seasons)
+    assert not result.ok and "asks yes or no" in (result.error or "")
+    # The yes/no request is made once, not repeated for every retry.
+    assert sum("asks yes or no" in p[-1].content for p in model.prompts[1:]) == 1
+
+
+def test_boolean_sql_result_is_a_verdict(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(["```sql\nSELECT COUNT(*) > 4 FROM t\n```"])
+    result = SQLSolver(model).solve("are there more than 4 seasons?", seasons)
+    assert result.ok and result.answer_items == ["yes"]
+
+
+def test_fallback_moves_on_when_sql_gives_a_value_to_a_yes_no_question(
+    seasons: pd.DataFrame,
+) -> None:
+    sql = SQLSolver(
+        ScriptedChatModel(['```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```']),
+        max_retries=0,
+    )
+    reader_model = ScriptedChatModel(["Final Answer: yes"])
+    result = FallbackSolver([sql, ReadTableSolver(reader_model)]).solve(STATEMENT, seasons)
+    assert result.answer_items == ["yes"] and result.solver == "fallback:read_table"
+    assert result.tried == ["sql", "read_table"]
+
+
+def test_value_questions_are_untouched(seasons: pd.DataFrame) -> None:
+    """A value question answered "no" or "yes" keeps it; a name stays a name."""
+    model = ScriptedChatModel(['```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```'])
+    result = SQLSolver(model).solve("which league in 2005?", seasons)
+    assert result.ok and result.answer_items == ["USL First Division"]
+
+
+def test_process_df_value_for_a_yes_no_question_is_repaired(sandbox, seasons) -> None:
+    model = ScriptedChatModel(
+        [
+            "```python\ndef process_df(df):\n"
+            "    return df.loc[df['Year'] == 2005, 'League'].iloc[0]\n```",
+            "```python\ndef process_df(df):\n"
+            "    rows = df[(df['Year'] == 2005) & (df['League'] == 'USL First Division')]\n"
+            "    return 'yes' if len(rows) else 'no'\n```",
+        ]
+    )
+    result = ProcessDfSolver(model, sandbox).solve(STATEMENT, seasons)
+    assert result.ok and result.answer_items == ["yes"]
+    assert "asks yes or no" in model.prompts[1][-1].content
+    assert "asks yes or no" in model.prompts[0][0].content
