@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ class Run:
 
     path: Path
     data: dict[str, Any]
+    tag: str = ""
+    """Set when another run of the report has the same label: its commit or file name."""
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -52,7 +54,8 @@ class Run:
         """Method name with its settings, e.g. ``graph (budget=100)``."""
         settings = self.data.get("settings") or {}
         extra = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
-        return f"{self.data['method']} ({extra})" if extra else str(self.data["method"])
+        label = f"{self.data['method']} ({extra})" if extra else str(self.data["method"])
+        return f"{label} @{self.tag}" if self.tag else label
 
     @property
     def partial(self) -> tuple[int, int] | None:
@@ -104,7 +107,23 @@ def load_runs(paths: Sequence[Path]) -> list[Run]:
         if data.get("split") not in SPLITS:
             raise SplitLabelError(f"{path} records no split (dev or test): cannot label it")
         runs.append(Run(path, data))
-    return runs
+    return _tag_namesakes(runs)
+
+
+def _tag_namesakes(runs: list[Run]) -> list[Run]:
+    """Tell apart runs with the same label: by commit if theirs differ, else by file name."""
+    by_label: dict[str, list[int]] = {}
+    for i, run in enumerate(runs):
+        by_label.setdefault(run.label, []).append(i)
+    tagged = list(runs)
+    for members in by_label.values():
+        if len(members) < 2:
+            continue
+        commits = [str((runs[i].data.get("git") or {}).get("commit") or "")[:7] for i in members]
+        use_commit = all(commits) and len(set(commits)) == len(commits)
+        for i, commit in zip(members, commits, strict=True):
+            tagged[i] = replace(runs[i], tag=commit if use_commit else runs[i].path.stem)
+    return tagged
 
 
 def check_splits(runs: Sequence[Run], column_split: str | None) -> None:

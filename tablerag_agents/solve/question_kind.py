@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 
 _AUXILIARIES = frozenset(
-    "is are was were am do does did has have had can could will would should shall may might must".split()
+    "is are was were am do does did has have had".split()
+    + "can could will would should shall may might must".split()
 )
 _SAYS_YES_NO = re.compile(r"\b(?:yes\s*(?:or|/)\s*no|no\s*(?:or|/)\s*yes)\b", re.I)
 _SAYS_TRUE_FALSE = re.compile(r"\b(?:true\s*(?:or|/)\s*false|false\s*(?:or|/)\s*true)\b", re.I)

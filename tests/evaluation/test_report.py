@@ -186,6 +186,23 @@ def test_settings_tell_runs_apart(tmp_path: Path) -> None:
     assert "| graph (budget=100, filter=llm) | wtq |" in markdown
 
 
+def test_runs_with_the_same_label_are_told_apart_by_commit_or_file(tmp_path: Path) -> None:
+    ids = ["q1", "q2"]
+    old, new = summary("graph", ids=ids), summary("graph", ids=ids)
+    new["git"] = {"commit": "fedcba9876543210fedc", "dirty": False}
+    paths = [write(tmp_path, "old", old), write(tmp_path, "new", new)]
+    write_records(tmp_path, "old", {"q1": True, "q2": False})
+    write_records(tmp_path, "new", {"q1": True, "q2": True})
+    runs = load_runs(paths)
+    assert [r.label for r in runs] == ["graph @0123456", "graph @fedcba9"]
+    markdown, _ = render_markdown(runs, baseline="graph @0123456")
+    assert _paired_row(markdown, "graph @fedcba9", "graph @0123456")[6].startswith("+0.500")
+    # Same commit: the file names tell them apart; a lone run keeps its plain label.
+    paths = [write(tmp_path, "a", summary("graph")), write(tmp_path, "b", summary("graph"))]
+    paths.append(write(tmp_path, "c", summary("sql")))
+    assert [r.label for r in load_runs(paths)] == ["graph @a", "graph @b", "sql"]
+
+
 def test_a_file_that_is_not_a_summary_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text('{"accuracy": 1}')
