@@ -86,6 +86,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--samples", type=int, default=5, help="LLM filter programs voted")
     ap.add_argument("--window", type=int, default=3, help="PieTa window size")
     ap.add_argument("--stride", type=int, default=1, help="PieTa window stride")
+    ap.add_argument(
+        "--max-windows",
+        type=int,
+        default=16,
+        help="PieTa windows per round (the stride grows to stay within it); 0: no bound",
+    )
     ap.add_argument("--max-rounds", type=int, default=3, help="PieTa rounds")
     ap.add_argument("--max-cells", type=int, default=2000, help="PieTa cell cap")
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
@@ -162,6 +168,7 @@ def build_filters(names: list[str], args: argparse.Namespace) -> dict[str, Calla
                 stride=args.stride,
                 max_rounds=args.max_rounds,
                 max_cells=args.max_cells,
+                max_windows=args.max_windows or None,
             )
     unknown = set(names) - set(ALL_FILTERS)
     if unknown:
@@ -340,6 +347,7 @@ def main() -> None:
                 "stride",
                 "max_rounds",
                 "max_cells",
+                "max_windows",
                 "max_tokens",
             )
         },

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from tablerag_agents.filtering.pieta import DEFAULT_MAX_WINDOWS
+
 FilterName = Literal["none", "semantic", "semantic_maxsim", "llm", "pieta"]
 TableFormat = Literal["markdown", "string", "html"]
 
@@ -99,6 +101,13 @@ class Context:
         metadata={
             "description": "LLM filter vote: subtable (the most common sub-table needs a "
             "majority) or columns (columns half the programs chose, every row)."
+        },
+    )
+    pieta_max_windows: int = field(
+        default=DEFAULT_MAX_WINDOWS,
+        metadata={
+            "description": "PieTa windows per round: the window stride grows (up to no "
+            "overlap) to stay within it; 0 keeps the paper's stride 1 whatever the cost."
         },
     )
     clarify_terms: bool = field(

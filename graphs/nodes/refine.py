@@ -52,7 +52,13 @@ def make_filter(resources: ResourcesGetter) -> Any:
                     vote=ctx.filter_vote,
                 )
             elif ctx.filter == "pieta":
-                sub = filtering.pieta_filter(question, table.df, res.chat_model)
+                sub = filtering.pieta_filter(
+                    question,
+                    table.df,
+                    res.chat_model,
+                    max_windows=ctx.pieta_max_windows or None,
+                    embeddings=res.embeddings,
+                )
             else:
                 raise ValueError(f"unknown filter {ctx.filter!r}")
             sub_tables[ref] = sub.model_dump(include={"rows", "columns", "method", "fallback"})

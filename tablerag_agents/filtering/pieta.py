@@ -6,7 +6,8 @@ the model picks the cells each window needs; the union of the picks gives the
 rows and columns of the next table. This repeats on the smaller table until
 nothing changes or ``max_rounds`` is reached. Window prompts of one round go
 to the model as one ``batch`` (the local server decodes several at once and
-reuses the shared instruction prefix).
+reuses the shared instruction prefix). ``max_windows`` bounds the calls of a
+round by lengthening the stride, ``max_cells`` the table that enters the windows.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from tablerag_agents.solve.preview import markdown_rows
 logger = logging.getLogger(__name__)
 
 METHOD = "pieta"
+DEFAULT_MAX_WINDOWS = 16
+"""Windows per round by default (about a minute of the embedded model per round on 2 cores)."""
 Cell = tuple[int, str]
 """A picked cell: (row position in the input table, column name)."""
 
@@ -57,6 +60,24 @@ def divide(
             window_starts(len(rows), window, stride), window_starts(len(columns), window, stride)
         )
     ]
+
+
+def bounded_stride(
+    rows: Sequence[int], columns: Sequence[str], window: int, stride: int, max_windows: int | None
+) -> int:
+    """The smallest stride from ``stride`` up to ``window`` that cuts at most ``max_windows``.
+
+    Stride 1 (the paper) puts each cell in up to w x w windows; a longer stride
+    keeps every cell in at least one window at a fraction of the model calls.
+    Past stride ``window`` (no overlap left) the count cannot shrink further:
+    ``window`` is returned and ``max_cells`` is what bounds the cost.
+    """
+    if max_windows is None:
+        return stride
+    for step in range(stride, max(stride, window) + 1):
+        if len(divide(rows, columns, window, step)) <= max_windows:
+            return step
+    return max(stride, window)
 
 
 def _ints(values: Any) -> list[int]:
@@ -165,6 +186,7 @@ def pieta_filter(
     stride: int = 1,
     max_rounds: int = 3,
     max_cells: int = 2000,
+    max_windows: int | None = DEFAULT_MAX_WINDOWS,
     embeddings: Embeddings | None = None,
     max_concurrency: int = 4,
     max_output_tokens: int | None = 80,
@@ -180,6 +202,9 @@ def pieta_filter(
         max_rounds: Most divide/pick/union rounds.
         max_cells: A longer table is first cut to this many cells: the rows
             most similar to the question when ``embeddings`` is given, else the first rows.
+        max_windows: Window budget of one round: the stride grows (up to ``window``,
+            no overlap) until the round cuts at most this many windows. None: always
+            ``stride``, as in the paper (a 20 x 6 table is 72 windows per round at stride 1).
         embeddings: Optional embeddings for that pre-selection.
         max_concurrency: Window prompts sent at once (the local server has 4 slots).
         max_output_tokens: Cap on each reply (bound as ``max_tokens``; None: the model's).
@@ -188,8 +213,10 @@ def pieta_filter(
         ValueError: On an empty table or a non-positive window, stride or round count.
     """
     check_table(df)
-    if min(window, stride, max_rounds, max_cells) < 1:
-        raise ValueError("window, stride, max_rounds and max_cells must be >= 1")
+    if min(window, stride, max_rounds, max_cells) < 1 or (
+        max_windows is not None and max_windows < 1
+    ):
+        raise ValueError("window, stride, max_rounds, max_cells and max_windows must be >= 1")
     meter = Meter()
     rows, cols = _cap(question, df, max_cells, embeddings)
     capped = len(rows) < len(df) or len(cols) < df.shape[1]
@@ -197,7 +224,8 @@ def pieta_filter(
     history: list[dict[str, Any]] = []
     detail: dict[str, Any] = {"capped": capped, "rounds": history, "fixed_point": False}
     for _ in range(max_rounds):
-        windows = divide(rows, cols, window, stride)
+        step = bounded_stride(rows, cols, window, stride, max_windows)
+        windows = divide(rows, cols, window, step)
         prompts = [[HumanMessage(_prompt(question, df, r, c))] for r, c in windows]
         replies = chat.batch(
             prompts, config={"max_concurrency": max_concurrency}, return_exceptions=True
@@ -216,6 +244,7 @@ def pieta_filter(
         history.append(
             {
                 "windows": len(windows),
+                "stride": step,
                 "unreadable": unreadable,
                 "cells": len(new_rows) * len(new_cols),
             }

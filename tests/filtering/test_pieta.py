@@ -11,7 +11,7 @@ from langchain_core.embeddings import Embeddings
 from pieta_fakes import WindowPicker
 
 from tablerag_agents.filtering import pieta_filter
-from tablerag_agents.filtering.pieta import divide, parse_picks, window_starts
+from tablerag_agents.filtering.pieta import bounded_stride, divide, parse_picks, window_starts
 
 
 def pick(rows: list[int], columns: list[str]) -> str:
@@ -111,6 +111,24 @@ def test_long_tables_are_capped_before_windows(
     assert sub.rows == [4, 9, 14, 19]  # the rows most like the question, not the first ones
 
 
+def test_window_budget_lengthens_the_stride(seasons: pd.DataFrame) -> None:
+    big = pd.concat([seasons] * 4, ignore_index=True)  # 20 rows x 5 columns
+    rows, cols = list(range(20)), [str(c) for c in big.columns]
+    assert bounded_stride(rows, cols, 3, 1, None) == 1
+    assert len(divide(rows, cols, 3, 1)) == 54
+    assert bounded_stride(rows, cols, 3, 1, 54) == 1  # within budget: the paper's stride
+    assert bounded_stride(rows, cols, 3, 1, 30) == 2  # 10 x 2 = 20 windows
+    assert bounded_stride(rows, cols, 3, 1, 5) == 3  # no overlap left: the best it can do
+    picker = WindowPicker(wanted=["Year", "League"])
+    sub = pieta_filter("q", big, picker, max_windows=16, max_rounds=1)
+    assert sub.detail["rounds"][0] == {"windows": 14, "stride": 3, "unreadable": 0, "cells": 40}
+    assert len(picker.prompts) == 14
+    # Every cell is still in some window: the picks cover every row.
+    assert sub.rows == list(range(20)) and sub.columns == ["Year", "League"]
+
+
 def test_rejects_bad_parameters(seasons: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="window"):
         pieta_filter("q", seasons, ScriptedChatModel([]), window=0)
+    with pytest.raises(ValueError, match="max_windows"):
+        pieta_filter("q", seasons, ScriptedChatModel([]), max_windows=0)

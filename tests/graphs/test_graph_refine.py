@@ -77,6 +77,23 @@ def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table, vote,
     assert out["answer"]["text"] == "USL A-League"
 
 
+def test_pieta_filter_keeps_to_its_window_budget(resources_factory, seasons_table) -> None:
+    pick = json.dumps({"rows": [2], "columns": ["Year", "League"]})
+    model = ScriptedChatModel(
+        [pick] * 5 + [sql_reply('SELECT "League" FROM t WHERE "Year" = \'2003\'')]
+    )
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = run_graph(
+        graph,
+        {"question": "which league in 2003?", "tables": ["seasons"]},
+        Context(solver="sql", filter="pieta", pieta_max_windows=4),
+    )
+    kept = next(r for r in out["trace"] if r["node"] == "filter")["produced"]["sub_tables"]
+    assert kept["seasons"]["rows"] == [2] and kept["seasons"]["columns"] == ["Year", "League"]
+    # 5 x 5 cells: 9 windows at stride 1, 4 at stride 2; then one window on the 1 x 2 table.
+    assert len(model.prompts) == 6 and out["answer"]["text"] == "USL A-League"
+
+
 def _intros(tmp_path):
     path = tmp_path / "intros.jsonl.gz"
     pages = [
