@@ -75,7 +75,10 @@ def bounded_stride(
     if max_windows is None:
         return stride
     for step in range(stride, max(stride, window) + 1):
-        if len(divide(rows, columns, window, step)) <= max_windows:
+        count = len(window_starts(len(rows), window, step)) * len(
+            window_starts(len(columns), window, step)
+        )
+        if count <= max_windows:
             return step
     return max(stride, window)
 

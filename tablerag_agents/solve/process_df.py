@@ -34,7 +34,7 @@ from tablerag_agents.solve.preview import (
     clean_numbers,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 
 logger = logging.getLogger(__name__)
@@ -88,9 +88,9 @@ class Attempt:
 
 def not_yes_no(question: str, attempt: Attempt) -> bool:
     """True if ``question`` asks yes or no and the attempt's value is something else."""
-    if attempt.result is None or not asks_yes_no(question):
+    if attempt.result is None:
         return False
-    return yes_no_answer(value_to_items(attempt.result.value) or []) is None
+    return misses_yes_no(question, value_to_items(attempt.result.value) or [])
 
 
 class ProcessDfSolver:

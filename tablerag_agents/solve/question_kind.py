@@ -4,7 +4,8 @@ A question such as "did Italy win more medals than France?" or "Is the
 statement true? Answer yes or no." must be answered yes or no, yet small
 models writing SQL or pandas code tend to return the cell the question talks
 about ("Italy"). Solvers use :func:`asks_yes_no` to ask for a yes/no query and
-:func:`yes_no_answer` to tell whether what they got is one.
+:func:`yes_no_answer` to tell whether what they got is one (:func:`misses_yes_no`
+when it is not).
 """
 
 from __future__ import annotations
@@ -65,3 +66,8 @@ def yes_no_answer(items: Sequence[str], question: str = "") -> str | None:
     if words <= _YES:
         return "true" if true_false else "yes"
     return "false" if true_false else "no"
+
+
+def misses_yes_no(question: str, items: Sequence[str]) -> bool:
+    """True if ``question`` asks yes or no and ``items`` are something else (a name, a count)."""
+    return asks_yes_no(question) and yes_no_answer(items) is None

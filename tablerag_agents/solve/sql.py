@@ -27,7 +27,7 @@ from tablerag_agents.solve.preview import (
     clean_numbers,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
@@ -177,8 +177,7 @@ class SQLSolver:
                 last.ok
                 and bool(last.rows)
                 and not asked_yes_no
-                and asks_yes_no(ctx.question)
-                and yes_no_answer(self._items(ctx.question, last) or []) is None
+                and misses_yes_no(ctx.question, self._items(ctx.question, last) or [])
             )
             if (
                 last.ok
