@@ -95,6 +95,14 @@ def test_fallback_moves_on_when_sql_gives_a_value_to_a_yes_no_question(
     assert result.tried == ["sql", "read_table"]
 
 
+def test_read_table_prompt_allows_a_yes_no_answer(seasons: pd.DataFrame) -> None:
+    """The short-answer format line must not rule out yes/no (it once asked for "a number, a name")."""
+    model = ScriptedChatModel(["Final Answer: Yes"])
+    result = ReadTableSolver(model).solve(STATEMENT, seasons)
+    assert "yes or no" in model.prompts[0][-1].content.splitlines()[-1]
+    assert result.error is None and result.answer_items == ["yes"]
+
+
 def test_value_questions_are_untouched(seasons: pd.DataFrame) -> None:
     """A value question answered "no" or "yes" keeps it; a name stays a name."""
     model = ScriptedChatModel(['```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```'])
