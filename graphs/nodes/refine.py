@@ -23,6 +23,7 @@ def make_filter(resources: ResourcesGetter) -> Any:
     def filter_tables(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Keep the rows and columns each table needs, by the filter the Context names."""
         from tablerag_agents import filtering
+        from tablerag_agents.filtering.pieta import DEFAULT_MAX_CELLS as PIETA_MAX_CELLS
 
         ctx = context_of(runtime)
         res = resources()
@@ -57,7 +58,8 @@ def make_filter(resources: ResourcesGetter) -> Any:
                     table.df,
                     res.chat_model,
                     max_windows=ctx.pieta_max_windows or None,
-                    embeddings=res.embeddings,
+                    # Only a table PieTa cuts needs them: don't load the model for a small one.
+                    embeddings=res.embeddings if table.n_cells > PIETA_MAX_CELLS else None,
                 )
             else:
                 raise ValueError(f"unknown filter {ctx.filter!r}")

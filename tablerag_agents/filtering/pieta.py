@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 METHOD = "pieta"
 DEFAULT_MAX_WINDOWS = 16
 """Windows per round by default (about a minute of the embedded model per round on 2 cores)."""
+DEFAULT_MAX_CELLS = 2000
+"""A table with more cells is cut to this many before its windows (see :func:`pieta_filter`)."""
 Cell = tuple[int, str]
 """A picked cell: (row position in the input table, column name)."""
 
@@ -188,7 +190,7 @@ def pieta_filter(
     window: int = 3,
     stride: int = 1,
     max_rounds: int = 3,
-    max_cells: int = 2000,
+    max_cells: int = DEFAULT_MAX_CELLS,
     max_windows: int | None = DEFAULT_MAX_WINDOWS,
     embeddings: Embeddings | None = None,
     max_concurrency: int = 4,

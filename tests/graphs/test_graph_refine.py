@@ -77,12 +77,21 @@ def test_llm_filter_votes_in_the_sandbox(resources_factory, seasons_table, vote,
     assert out["answer"]["text"] == "USL A-League"
 
 
-def test_pieta_filter_keeps_to_its_window_budget(resources_factory, seasons_table) -> None:
+def test_pieta_filter_keeps_to_its_window_budget(
+    resources_factory, seasons_table, monkeypatch
+) -> None:
     pick = json.dumps({"rows": [2], "columns": ["Year", "League"]})
     model = ScriptedChatModel(
         [pick] * 5 + [sql_reply('SELECT "League" FROM t WHERE "Year" = \'2003\'')]
     )
-    graph = build_graph(resources_factory(model, seasons_table))
+    res = resources_factory(model, seasons_table)
+
+    def no_model(*_args: object) -> None:
+        raise AssertionError("PieTa loaded the embedding model for a table it does not cut")
+
+    res._embeddings = None  # a small table must not make the node load the embedding model
+    monkeypatch.setattr("tablerag_agents.models.get_embeddings", no_model)
+    graph = build_graph(res)
     _, out = run_graph(
         graph,
         {"question": "which league in 2003?", "tables": ["seasons"]},

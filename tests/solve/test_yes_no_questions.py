@@ -96,7 +96,7 @@ def test_fallback_moves_on_when_sql_gives_a_value_to_a_yes_no_question(
 
 
 def test_read_table_prompt_allows_a_yes_no_answer(seasons: pd.DataFrame) -> None:
-    """The short-answer format line must not rule out yes/no (it once asked for "a number, a name")."""
+    """The short-answer format line must not rule out yes/no (it once said "a number, a name")."""
     model = ScriptedChatModel(["Final Answer: Yes"])
     result = ReadTableSolver(model).solve(STATEMENT, seasons)
     assert "yes or no" in model.prompts[0][-1].content.splitlines()[-1]
