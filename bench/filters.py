@@ -47,6 +47,7 @@ from tablerag_agents.evaluation.datasets import (
     read_wtq_table,
     sample_examples,
 )
+from tablerag_agents.evaluation.metrics import bootstrap_ci
 from tablerag_agents.filtering import SubTable, llm_filter, pieta_filter, semantic_filter
 from tablerag_agents.filtering.base import column_names
 from tablerag_agents.filtering.llm_filter import decide
@@ -219,7 +220,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n": n,
         "answer_cell_recall": sum(r["recall"] for r in records) / n,
+        "answer_cell_recall_ci": list(bootstrap_ci([r["recall"] for r in records])),
         "mean_cell_fraction": statistics.fmean(r["cell_fraction"] for r in records),
+        "mean_cell_fraction_ci": list(bootstrap_ci([r["cell_fraction"] for r in records])),
         "median_cell_fraction": statistics.median(r["cell_fraction"] for r in records),
         "fallback_rate": sum(r["fallback"] for r in records) / n,
         "recall_without_fallbacks": _safe_ratio(
@@ -252,6 +255,9 @@ def print_summary(rows: dict[str, dict[str, Any]], title: str) -> None:
             f"{s['fallback_rate']:>8.2f}{s['mean_input_tokens']:>9.0f}"
             f"{s['mean_output_tokens']:>9.0f}{s['mean_seconds']:>8.1f}{s['p50_seconds']:>8.1f}"
         )
+    for name, s in rows.items():
+        (rlo, rhi), (clo, chi) = s["answer_cell_recall_ci"], s["mean_cell_fraction_ci"]
+        print(f"{name:<26}95% CI: recall [{rlo:.2f}, {rhi:.2f}], cells [{clo:.2f}, {chi:.2f}]")
     p = PIETA_PAPER
     print(f"PieTa paper ({p['dataset']}): recall {p['recall']} at precision {p['precision']}")
 
