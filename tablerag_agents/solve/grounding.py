@@ -145,6 +145,35 @@ def literal_hint(
     return "Hint: " + "; ".join(lines) + f". To match, {how}."
 
 
+def grounded_code(
+    code: str, tables: Mapping[str, pd.DataFrame], language: Literal["python", "sql"]
+) -> tuple[str, dict[str, str]] | None:
+    """``code`` with each literal that equals no cell but lies inside exactly one cell
+    replaced by that cell's text (``'Los Angeles'`` -> ``'United States, Los Angeles'``).
+
+    Only containment counts (not a close spelling), and only when one distinct cell
+    of the tables contains the literal: ``'W'`` inside ``'W 2-1'`` and ``'W 3-0'``
+    is left alone. Returns the new code and the replacements, or None when no
+    literal qualifies.
+    """
+    found = ungrounded_literals(code, tables, language, per_column=2)
+    swaps: dict[str, str] = {}
+    for lit, near in found.items():
+        cells = {cell for values in near.values() for cell in values}
+        if len(cells) == 1 and lit.strip().lower() in (cell := cells.pop()).lower():
+            swaps[lit] = cell
+    if not swaps:
+        return None
+    for lit, cell in swaps.items():
+        if language == "sql":
+            quoted = "'" + cell.replace("'", "''") + "'"
+            code = code.replace("'" + lit.replace("'", "''") + "'", quoted)
+        else:
+            for quote in ("'", '"'):
+                code = code.replace(f"{quote}{lit}{quote}", repr(cell))
+    return code, swaps
+
+
 def looks_empty(value: Any) -> bool:
     """True for results a failed filter typically gives: empty, None, NaN or 0."""
     if value is None:

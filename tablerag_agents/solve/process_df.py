@@ -16,7 +16,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.grounding import literal_hint, looks_empty
+from tablerag_agents.solve.grounding import grounded_code, literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import (
     QUIET,
@@ -161,16 +161,42 @@ class ProcessDfSolver:
         if not code:
             rec.add(reply, action="none", observation="no code in the reply", ok=False)
             return Attempt(code, None)
+        return self._execute(rec, reply, code, tables)
+
+    def _execute(
+        self,
+        rec: RunRecorder,
+        reply: LLMReply | None,
+        code: str,
+        tables: dict[str, pd.DataFrame],
+        thought: str = "",
+    ) -> Attempt:
+        """Run ``code`` in the sandbox and record the step."""
         result = self.sandbox.run(program(code), tables, timeout=self.exec_timeout_s)
         rec.add(
             reply,
             action="python",
+            thought=thought,
             code=code,
             observation=observation_text(result),
             ok=result.ok,
             exec_seconds=result.duration_s,
         )
         return Attempt(code, result)
+
+    def _grounded(
+        self, rec: RunRecorder, attempt: Attempt, tables: dict[str, pd.DataFrame]
+    ) -> Attempt | None:
+        """Rerun ``attempt`` with its unmatched literals replaced by the one cell holding
+        each (no model call); the new attempt if it gives a non-empty value, else None."""
+        grounded = grounded_code(attempt.code, tables, "python")
+        if grounded is None:
+            return None
+        code, swaps = grounded
+        pairs = ", ".join(f"{a!r} -> {b!r}" for a, b in swaps.items())
+        note = f"literals matched to cells: {pairs}"
+        fixed = self._execute(rec, None, code, tables, thought=note)
+        return fixed if fixed.ok and not fixed.empty else None
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
@@ -248,13 +274,23 @@ class ProcessDfSolver:
         follow = [AIMessage(rec.steps[-1].raw), HumanMessage(prompt)]
         # Greedy decoding tends to repeat the failed code: sample the repair.
         reply = call_model(retry_model(self.model, self.retry_temperature), messages + follow)
+        second: Attempt | None = None
         if (extract_function(reply.text) or "").strip() == first.code.strip():
             rec.add(reply, action="python", code=first.code, observation=REPEATED, ok=False)
-            return first
-        second = self._run(rec, reply, tables)
+        else:
+            second = self._run(rec, reply, tables)
         if wrong_kind:
-            return second if second.ok and not not_yes_no(rec.context.question, second) else first
-        return first if suspicious and (not second.ok or second.empty) else second
+            if second is not None and second.ok and not not_yes_no(rec.context.question, second):
+                return second
+            return first
+        if (second is None or not second.ok or second.empty) and grounding is not None:
+            # The model did not use the hint: match the literals to their cells itself.
+            fixed = self._grounded(rec, first, tables)
+            if fixed is not None:
+                return fixed
+        if second is None or (suspicious and (not second.ok or second.empty)):
+            return first
+        return second
 
     def _vote(
         self, rec: RunRecorder, attempts: list[Attempt]

@@ -9,6 +9,7 @@ from fakes import ScriptedChatModel
 from tablerag_agents.solve.answer import answer_column_items
 from tablerag_agents.solve.grounding import (
     code_literals,
+    grounded_code,
     literal_hint,
     looks_empty,
     ungrounded_literals,
@@ -62,6 +63,35 @@ def test_literal_hint_quotes_and_spelling(games: pd.DataFrame) -> None:
     assert literal_hint("df[df['Opponent'] == 'Bears']", {"df": games}, "python") is None
     assert literal_hint("df['Week'].astype('int')", {"df": games}, "python") is None
     assert literal_hint("df[df['Opponent'] == 'Zebras']", {"df": games}, "python") is None
+
+
+@pytest.fixture
+def routes() -> pd.DataFrame:
+    """Cities written "Country, City" (the demo's Manzanillo airport table)."""
+    return pd.DataFrame(
+        {
+            "City": ["United States, Los Angeles", "Canada, Saskatoon", "Canada, Edmonton"],
+            "Passengers": [14749, 2282, 110],
+        }
+    )
+
+
+def test_grounded_code_swaps_a_literal_inside_one_cell(routes, games) -> None:
+    code = "a = df[df['City'] == 'Los Angeles']\nb = df[df[\"City\"] == \"saskatoon\"]"
+    fixed, swaps = grounded_code(code, {"df": routes}, "python") or ("", {})
+    assert swaps == {"Los Angeles": "United States, Los Angeles", "saskatoon": "Canada, Saskatoon"}
+    assert "'United States, Los Angeles'" in fixed and "'Canada, Saskatoon'" in fixed
+    assert "df['City']" in fixed  # column names are grounded, untouched
+    sql = 'SELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\''
+    assert grounded_code(sql, {"t": routes}, "sql") == (
+        'SELECT "Passengers" FROM t WHERE "City" = \'United States, Los Angeles\'',
+        {"Los Angeles": "United States, Los Angeles"},
+    )
+    # 'L' lies inside three results and 'Canada' inside two cities: which one is meant is unknown.
+    assert grounded_code("df[df['Result'] == 'L']", {"df": games}, "python") is None
+    assert grounded_code("df[df['City'] == 'Canada']", {"df": routes}, "python") is None
+    # A close spelling is only a hint, never swapped in.
+    assert grounded_code("df[df['City'] == 'Canada, Saskatoun']", {"df": routes}, "python") is None
 
 
 def test_looks_empty() -> None:
@@ -222,3 +252,34 @@ def test_unasked_number_filters() -> None:
     assert unasked("SELECT a FROM t WHERE \"Rec\" = '1-0'", "record?") == []  # not a number
     assert unasked("SELECT a FROM t ORDER BY b = 1", "q?") == []  # no WHERE
     assert unasked("SELECT a FROM t WHERE b > 1", "q?") == []  # only equality
+
+
+@pytest.mark.sandbox
+def test_process_df_matches_literals_itself_when_the_repair_repeats(sandbox, routes) -> None:
+    """The demo's failure: the model writes 'Los Angeles', ignores the hint and repeats itself."""
+    code = (
+        "```python\ndef process_df(df):\n"
+        "    la = df.loc[df['City'] == 'Los Angeles', 'Passengers'].iloc[0]\n"
+        "    sk = df.loc[df['City'] == 'Saskatoon', 'Passengers'].iloc[0]\n"
+        "    return la - sk\n```"
+    )
+    model = ScriptedChatModel([code, code])
+    question = "How many more passengers flew to Los Angeles than to Saskatoon?"
+    result = ProcessDfSolver(model, sandbox).solve(question, routes)
+    assert result.answer == "12467" and result.error is None
+    assert len(model.prompts) == 2  # the rewrite costs no model call
+    assert "no cell is exactly 'Los Angeles'" in model.prompts[1][-1].content
+    step = result.trace[-1]
+    assert step.ok and "'Los Angeles' -> 'United States, Los Angeles'" in step.thought
+
+
+@pytest.mark.sandbox
+def test_process_df_ambiguous_literal_is_not_rewritten(sandbox, routes) -> None:
+    code = (
+        "```python\ndef process_df(df):\n"
+        "    return df.loc[df['City'] == 'Canada', 'Passengers'].iloc[0]\n```"
+    )
+    model = ScriptedChatModel([code, code])
+    result = ProcessDfSolver(model, sandbox).solve("passengers to Canada?", routes)
+    assert result.answer_items == [] and result.error is not None
+    assert all(step.code.count("'Canada'") == 1 for step in result.trace if step.code)
