@@ -174,6 +174,12 @@ def grounded_code(
     return code, swaps
 
 
+def swaps_note(swaps: Mapping[str, str]) -> str:
+    """The trace note of a :func:`grounded_code` rewrite."""
+    pairs = ", ".join(f"{a!r} -> {b!r}" for a, b in swaps.items())
+    return f"literals matched to cells: {pairs}"
+
+
 def looks_empty(value: Any) -> bool:
     """True for results a failed filter typically gives: empty, None, NaN or 0."""
     if value is None:

@@ -16,7 +16,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.grounding import grounded_code, literal_hint, looks_empty
+from tablerag_agents.solve.grounding import grounded_code, literal_hint, looks_empty, swaps_note
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import (
     QUIET,
@@ -193,9 +193,7 @@ class ProcessDfSolver:
         if grounded is None:
             return None
         code, swaps = grounded
-        pairs = ", ".join(f"{a!r} -> {b!r}" for a, b in swaps.items())
-        note = f"literals matched to cells: {pairs}"
-        fixed = self._execute(rec, None, code, tables, thought=note)
+        fixed = self._execute(rec, None, code, tables, thought=swaps_note(swaps))
         return fixed if fixed.ok and not fixed.empty else None
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:

@@ -12,7 +12,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.grounding import literal_hint, looks_empty, unasked_number_filters
+from tablerag_agents.solve.grounding import (
+    grounded_code,
+    literal_hint,
+    looks_empty,
+    swaps_note,
+    unasked_number_filters,
+)
 from tablerag_agents.solve.llm_calls import (
     LLMReply,
     RunRecorder,
@@ -204,6 +210,8 @@ class SQLSolver:
                 follow = load_prompt("sql_empty")
             follow = f"{follow}\n{hint}" if hint else follow
             messages += [AIMessage(reply.text), HumanMessage(follow)]
+        if kept is None and sql and (grounded := self._grounded(rec, engine, sql, tables)):
+            kept = grounded  # the model never matched its literals to the cells: done here
         if kept is not None and (last is None or not last.ok or not last.rows):
             last, sql = kept
         if self.samples == 1:
@@ -263,6 +271,26 @@ class SQLSolver:
             exec_seconds=result.seconds,
         )
         return result, sql
+
+    def _grounded(
+        self, rec: RunRecorder, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
+    ) -> tuple[SQLResult, str] | None:
+        """Rerun ``sql`` with its unmatched literals replaced by the one cell holding each
+        (no model call); the result and query if it returns rows, else None."""
+        grounded = grounded_code(sql, tables, "sql")
+        if grounded is None:
+            return None
+        result, fixed = self._run(engine, grounded[0], tables)
+        rec.add(
+            None,
+            action="sql",
+            thought=swaps_note(grounded[1]),
+            code=fixed,
+            observation=result.observation(),
+            ok=result.ok,
+            exec_seconds=result.seconds,
+        )
+        return (result, fixed) if result.ok and result.rows else None
 
     def _run(
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]

@@ -283,3 +283,13 @@ def test_process_df_ambiguous_literal_is_not_rewritten(sandbox, routes) -> None:
     result = ProcessDfSolver(model, sandbox).solve("passengers to Canada?", routes)
     assert result.answer_items == [] and result.error is not None
     assert all(step.code.count("'Canada'") == 1 for step in result.trace if step.code)
+
+
+def test_sql_matches_literals_itself_when_the_model_repeats(routes) -> None:
+    query = '```sql\nSELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\'\n```'
+    model = ScriptedChatModel([query, query])
+    result = SQLSolver(model).solve("How many passengers flew to Los Angeles?", routes)
+    assert result.answer == "14749" and result.error is None
+    assert len(model.prompts) == 2  # the rewrite costs no model call
+    assert "'Los Angeles' -> 'United States, Los Angeles'" in result.trace[-1].thought
+    assert result.trace[-1].code.endswith("'United States, Los Angeles'")
