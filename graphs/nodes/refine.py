@@ -23,7 +23,7 @@ def make_filter(resources: ResourcesGetter) -> Any:
     def filter_tables(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         """Keep the rows and columns each table needs, by the filter the Context names."""
         from tablerag_agents import filtering
-        from tablerag_agents.filtering.pieta import DEFAULT_MAX_CELLS as PIETA_MAX_CELLS
+        from tablerag_agents.filtering.pieta import cuts_rows
 
         ctx = context_of(runtime)
         res = resources()
@@ -59,7 +59,7 @@ def make_filter(resources: ResourcesGetter) -> Any:
                     res.chat_model,
                     max_windows=ctx.pieta_max_windows or None,
                     # Only a table PieTa cuts needs them: don't load the model for a small one.
-                    embeddings=res.embeddings if table.n_cells > PIETA_MAX_CELLS else None,
+                    embeddings=res.embeddings if cuts_rows(table.df) else None,
                 )
             else:
                 raise ValueError(f"unknown filter {ctx.filter!r}")

@@ -164,13 +164,22 @@ def _prompt(question: str, df: pd.DataFrame, rows: list[int], cols: list[str]) -
     )
 
 
+def _rows_within(df: pd.DataFrame, max_cells: int) -> int:
+    """Rows of ``df`` that fit in ``max_cells`` cells (over at most ``max_cells`` columns)."""
+    return max(1, max_cells // max(1, min(len(column_names(df)), max_cells)))
+
+
+def cuts_rows(df: pd.DataFrame, max_cells: int = DEFAULT_MAX_CELLS) -> bool:
+    """True if :func:`pieta_filter` keeps only some rows of ``df`` (chosen by ``embeddings``)."""
+    return len(df) > _rows_within(df, max_cells)
+
+
 def _cap(
     question: str, df: pd.DataFrame, max_cells: int, embeddings: Embeddings | None
 ) -> tuple[list[int], list[str]]:
     """Rows and columns that go through windows: at most ``max_cells`` cells."""
-    cols = column_names(df)
-    cols = cols[: max(1, max_cells)]
-    keep = max(1, max_cells // len(cols))
+    cols = column_names(df)[: max(1, max_cells)]
+    keep = _rows_within(df, max_cells)
     if len(df) <= keep:
         return list(range(len(df))), cols
     if embeddings is not None:

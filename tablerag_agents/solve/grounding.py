@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from tablerag_agents.tables.sql_safety import quote_literal
 from tablerag_agents.tables.values import numbers_in_text
 
 _SQL_LITERAL = re.compile(r"'((?:[^']|'')*)'")
@@ -166,8 +167,7 @@ def grounded_code(
         return None
     for lit, cell in swaps.items():
         if language == "sql":
-            quoted = "'" + cell.replace("'", "''") + "'"
-            code = code.replace("'" + lit.replace("'", "''") + "'", quoted)
+            code = code.replace(quote_literal(lit), quote_literal(cell))
         else:
             for quote in ("'", '"'):
                 code = code.replace(f"{quote}{lit}{quote}", repr(cell))

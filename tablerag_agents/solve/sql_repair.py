@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tablerag_agents.tables.sql_safety import quote_ident
+from tablerag_agents.tables.sql_safety import quote_ident, quote_literal
 
 _MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 
@@ -29,7 +29,7 @@ def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
     if name.lower() in {k.lower() for k in known}:
         return None
     quoted = re.escape(quote_ident(name))
-    literal = "'" + name.replace("'", "''") + "'"
+    literal = quote_literal(name)
     after_op = re.compile(r"((?:=|<>|!=|<=|>=|<|>|\bI?LIKE|\bIS)\s*)" + quoted, re.I)
     fixed = after_op.sub(lambda mm: mm.group(1) + literal, sql)
     fixed = re.sub(

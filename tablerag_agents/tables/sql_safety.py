@@ -32,6 +32,11 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def quote_literal(text: str) -> str:
+    """Quote an SQL string literal (single quotes, inner quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def lock_duckdb(conn: duckdb.DuckDBPyConnection) -> None:
     """Set the time zone to UTC, then lock the connection's configuration.
 
