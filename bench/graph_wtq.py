@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.graphs import Context, TableQAResult, build_graph
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.datasets import QAExample, load_wtq, read_wtq_table, sample_examples
@@ -121,26 +121,25 @@ def run_one(graph: Any, res: Resources, ex: QAExample, ctx: Context) -> dict[str
         out = graph.invoke({"question": ex.question, "tables": [table.id]}, context=ctx)
     except Exception as exc:  # a crash is a result too: counted, not hidden
         error = f"{type(exc).__name__}: {exc}"
-    answer = out.get("answer") or {}
-    trace = out.get("trace") or []
-    items = answer.get("items") or []
+    result = TableQAResult.from_output(out, seconds=time.perf_counter() - started)
+    answer = result.answer
     return {
         "id": ex.id,
         "question": ex.question,
         "table": ex.table_path.name,
         "gold": ex.answers,
-        "answer": answer.get("text", ""),
-        "items": items,
-        "correct": bool(items) and exact_match(items, ex.answers),
-        "abstained": answer.get("abstained", True),
-        "solver": answer.get("solver", ""),
-        "error": error or answer.get("error"),
+        "answer": answer.text,
+        "items": answer.items,
+        "correct": bool(answer.items) and exact_match(answer.items, ex.answers),
+        "abstained": answer.abstained,
+        "solver": answer.solver,
+        "error": error or answer.error,
         "crashed": error is not None,
-        "seconds": round(time.perf_counter() - started, 2),
-        "input_tokens": sum(r.get("input_tokens", 0) for r in trace),
-        "output_tokens": sum(r.get("output_tokens", 0) for r in trace),
-        "nodes": [r["node"] for r in trace],
-        "trace": trace,
+        "seconds": round(result.seconds, 2),
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "nodes": result.nodes,
+        "trace": result.trace,
     }
 
 

@@ -1,15 +1,27 @@
 """The TableRAG LangGraph graph, its state and its run settings.
 
 Example:
-    >>> from tablerag_agents.graphs import Context, build_graph
+    >>> from tablerag_agents.graphs import Context, TableQAResult, build_graph
     >>> graph = build_graph()
     >>> out = graph.invoke({"question": "Which lake is deepest?", "tables": ["lakes.csv"]},
     ...                    context=Context(solver="sql"))
-    >>> out["answer"]["text"], out["answer"]["cited_cells"]
+    >>> result = TableQAResult.from_output(out)
+    >>> result.answer.text, result.answer.cited_cells
 """
 
 from tablerag_agents.graphs.context import NOT_FOUND, Context
 from tablerag_agents.graphs.graph import build_graph, graph
+from tablerag_agents.graphs.result import GraphAnswer, TableQAResult
 from tablerag_agents.graphs.state import InputState, OutputState, State
 
-__all__ = ["NOT_FOUND", "Context", "InputState", "OutputState", "State", "build_graph", "graph"]
+__all__ = [
+    "NOT_FOUND",
+    "Context",
+    "GraphAnswer",
+    "InputState",
+    "OutputState",
+    "State",
+    "TableQAResult",
+    "build_graph",
+    "graph",
+]

@@ -65,13 +65,13 @@ class State(InputState, total=False):
     attempts: list[dict[str, Any]]
     """Every solver run of this turn (a SolverResult as a dict), in order."""
     answer: dict[str, Any]
-    """The final answer: text, items, sentence, cited cells, confidence, abstained."""
+    """The final answer: a :class:`~tablerag_agents.graphs.result.GraphAnswer` record."""
     trace: Annotated[list[dict[str, Any]], add_trace]
     """Per node: seconds, prompt/completion tokens and what it produced."""
 
 
 class OutputState(TypedDict, total=False):
-    """What a run returns."""
+    """What a run returns (read it with ``TableQAResult.from_output``, graphs/result.py)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     answer: dict[str, Any]

@@ -27,7 +27,7 @@ from tablerag_agents.solve.factory import SOLVER_NAMES
 
 if TYPE_CHECKING:
     from tablerag_agents.graphs import Context
-    from tablerag_agents.qa import AskResult
+    from tablerag_agents.graphs.result import TableQAResult
 
 app = typer.Typer(
     name="tablerag",
@@ -254,7 +254,8 @@ def demo(
             context=ctx,
             on_event=_print_event if stream else None,
         )
-        ok = not result.abstained and answers_match(result.items or result.answer, item["expected"])
+        answer = result.answer
+        ok = not answer.abstained and answers_match(answer.items or answer.text, item["expected"])
         right += ok
         _print_answer(result)
         mark = Text("right", style="green") if ok else Text("wrong", style="red")
@@ -463,25 +464,24 @@ def _print_event(mode: str, chunk: Any) -> None:
         console.print(Text(f"  {chunk.get('node', '')}: {details}", style="dim"))
 
 
-def _print_answer(result: AskResult) -> None:
+def _print_answer(result: TableQAResult) -> None:
     """Print an answer with its tables, cited cells and costs."""
-    console.print(Text("Tables: ", style="bold") + Text(", ".join(result.table_ids)))
+    answer = result.answer
+    console.print(Text("Tables: ", style="bold") + Text(", ".join(answer.table_ids)))
     if result.retrieved:
         console.print("[dim]large table: solved with retrieved schema and cells[/dim]")
-    console.print(Text("Answer: ", style="bold") + Text(result.answer or "(none)"))
-    if result.sentence and result.sentence != result.answer:
-        console.print(Text(result.sentence))
-    if result.error:
-        err_console.print(Text("solver error: ", style="yellow") + Text(result.error))
-    cells = result.cited_cells[:10]
+    console.print(Text("Answer: ", style="bold") + Text(answer.text or "(none)"))
+    if answer.sentence and answer.sentence != answer.text:
+        console.print(Text(answer.sentence))
+    if answer.error:
+        err_console.print(Text("solver error: ", style="yellow") + Text(answer.error))
+    cells = answer.cited_cells[:10]
     if cells:
         console.print("[bold]Cited cells:[/bold]")
         for cell in cells:
-            console.print(
-                Text(f"  {cell['table']} row {cell['row']}, {cell['column']!r}: {cell['value']}")
-            )
+            console.print(Text(f"  {cell.table} row {cell.row}, {cell.column!r}: {cell.value}"))
     console.print(
-        f"[dim]{result.solver}: confidence {result.confidence:.2f}, {result.input_tokens} prompt + "
+        f"[dim]{answer.solver}: confidence {answer.confidence:.2f}, {result.input_tokens} prompt + "
         f"{result.output_tokens} completion tokens, {result.seconds:.1f}s[/dim]"
     )
 

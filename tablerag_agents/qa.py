@@ -4,7 +4,7 @@ A thin layer over :mod:`tablerag_agents.graphs`: it turns a table file or an
 index folder into the graph's input and context, runs the graph with the
 process-wide :class:`~tablerag_agents.resources.Resources` (one chat model,
 one embedding model, one sandbox, cached indexes for every question), and
-returns the answer as an :class:`AskResult`.
+returns the answer as a :class:`~tablerag_agents.graphs.result.TableQAResult`.
 """
 
 from __future__ import annotations
@@ -17,47 +17,14 @@ from importlib import resources as package_files
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.graphs.result import TableQAResult
 from tablerag_agents.resources import Resources, default_resources
 
 logger = logging.getLogger(__name__)
 
 EventHandler = Callable[[str, Any], None]
 """Receives ``(stream mode, chunk)`` while the graph runs ("updates" or "custom")."""
-
-
-class AskResult(BaseModel):
-    """The answer to one question, with where it came from and what it cost."""
-
-    question: str
-    answer: str = Field(description="Short answer (items joined by '|'), or the abstention.")
-    items: list[str] = Field(default_factory=list)
-    sentence: str = ""
-    cited_cells: list[dict[str, Any]] = Field(default_factory=list)
-    confidence: float = 0.0
-    abstained: bool = False
-    solver: str = ""
-    error: str | None = None
-    table_ids: list[str] = Field(default_factory=list)
-    table_hits: list[dict[str, Any]] = Field(default_factory=list)
-    """Ranked corpus search hits (empty when the table was given)."""
-    retrieved: dict[str, str] = Field(default_factory=dict)
-    """Schema and cells retrieved per large table (empty for small tables)."""
-    trace: list[dict[str, Any]] = Field(default_factory=list)
-    """Per graph node: seconds, prompt and completion tokens, what it produced."""
-    seconds: float = 0.0
-
-    @property
-    def input_tokens(self) -> int:
-        """Prompt tokens over every node."""
-        return sum(int(r.get("input_tokens", 0)) for r in self.trace)
-
-    @property
-    def output_tokens(self) -> int:
-        """Completion tokens over every node."""
-        return sum(int(r.get("output_tokens", 0)) for r in self.trace)
 
 
 def answer_question(
@@ -68,7 +35,7 @@ def answer_question(
     context: Context | None = None,
     resources: Resources | None = None,
     on_event: EventHandler | None = None,
-) -> AskResult:
+) -> TableQAResult:
     """Answer ``question`` over a table file, or over the best tables of an index.
 
     Args:
@@ -103,23 +70,7 @@ def answer_question(
             final = chunk
         elif on_event is not None:
             on_event(mode, chunk)
-    answer = final.get("answer") or {}
-    return AskResult(
-        question=question,
-        answer=answer.get("text", ""),
-        items=answer.get("items", []),
-        sentence=answer.get("sentence", ""),
-        cited_cells=answer.get("cited_cells", []),
-        confidence=answer.get("confidence", 0.0),
-        abstained=answer.get("abstained", True),
-        solver=answer.get("solver", ""),
-        error=answer.get("error"),
-        table_ids=final.get("table_ids", []),
-        table_hits=final.get("table_hits", []),
-        retrieved=final.get("retrieved", {}),
-        trace=final.get("trace", []),
-        seconds=time.perf_counter() - started,
-    )
+    return TableQAResult.from_output(final, seconds=time.perf_counter() - started)
 
 
 def sample_tables_dir() -> Path:

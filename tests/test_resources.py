@@ -63,7 +63,7 @@ def test_twenty_asks_share_one_sandbox_pool_and_leak_nothing(
         result = answer_question(
             "How many wins in total?", table_path=table, context=Context(solver="process_df")
         )
-        assert result.answer == "8"
+        assert result.answer.text == "8"
     res = default_resources()
     assert len(created) == 1 and res.sandbox is created[0] and model.remaining == 0
     live = set(_sandbox_processes()) - before

@@ -9,7 +9,7 @@ from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-from tablerag_agents.graphs import Context
+from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult
 from tablerag_agents.tools._base import TableTool
 from tablerag_agents.tools.catalog import TableCatalog
 
@@ -79,24 +79,23 @@ class AskTablesTool(TableTool):
             )
         except (TableRAGError, ValueError) as exc:
             raise ToolException(f"the question could not be answered: {exc}") from exc
-        answer = dict(out.get("answer") or {})
-        return _answer_text(answer), answer
+        answer = TableQAResult.from_output(out).answer
+        return _answer_text(answer), answer.record()
 
 
-def _answer_text(answer: dict[str, Any]) -> str:
+def _answer_text(answer: GraphAnswer) -> str:
     """The answer, its confidence and the first cited cells, in a few lines."""
-    lines = [f"Answer: {answer.get('text', '')}"]
-    if answer.get("sentence") and answer["sentence"] != answer.get("text"):
-        lines.append(str(answer["sentence"]))
+    lines = [f"Answer: {answer.text}"]
+    if answer.sentence and answer.sentence != answer.text:
+        lines.append(answer.sentence)
     lines.append(
-        f"Confidence {answer.get('confidence', 0):.2f} (solver {answer.get('solver') or '-'}; "
-        f"tables: {', '.join(answer.get('table_ids') or []) or '-'})"
+        f"Confidence {answer.confidence:.2f} (solver {answer.solver or '-'}; "
+        f"tables: {', '.join(answer.table_ids) or '-'})"
     )
-    cells = answer.get("cited_cells") or []
+    cells = answer.cited_cells
     if cells:
         shown = [
-            f"{c.get('table')} row {c.get('row')} {c.get('column')!r} = {c.get('value')!r}"
-            for c in cells[:MAX_CITED_SHOWN]
+            f"{c.table} row {c.row} {c.column!r} = {c.value!r}" for c in cells[:MAX_CITED_SHOWN]
         ]
         more = f" (+{len(cells) - MAX_CITED_SHOWN} more)" if len(cells) > MAX_CITED_SHOWN else ""
         lines.append("Cited cells: " + "; ".join(shown) + more)

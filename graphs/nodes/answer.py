@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from tablerag_agents.graphs.context import NOT_FOUND, Context
 from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of
 from tablerag_agents.graphs.nodes.retrieve import question_of
+from tablerag_agents.graphs.result import REPLY_METADATA_KEY, GraphAnswer
 from tablerag_agents.graphs.state import State
 from tablerag_agents.prompts import load_prompt
 
@@ -63,26 +64,27 @@ def final_answer(
     score = confidence(best) if best else 0.0
     abstained = score == 0.0 or score < ctx.min_confidence
     cells = ((best.get("provenance") or {}).get("cells") or [])[:MAX_CITED]
-    result = {
-        "question": question_of(state),
-        "text": NOT_FOUND if abstained else best.get("answer", ""),
-        "items": [] if abstained else list(best.get("answer_items") or []),
-        "sentence": "" if abstained else best.get("explanation", ""),
-        "cited_cells": [] if abstained else cells,
-        "confidence": round(score, 3),
-        "abstained": abstained,
-        "solver": best.get("solver", ""),
-        "error": best.get("error"),
-        "table_ids": list(state.get("table_ids") or []),
-    }
-    if not abstained and ctx.write_sentence and result["text"]:
-        sentence = model_sentence(resources().chat_model, result["question"], result["text"])
-        result["sentence"] = sentence or result["sentence"]
+    result = GraphAnswer(
+        question=question_of(state),
+        text=NOT_FOUND if abstained else best.get("answer", ""),
+        items=[] if abstained else list(best.get("answer_items") or []),
+        sentence="" if abstained else best.get("explanation", ""),
+        cited_cells=[] if abstained else cells,
+        confidence=round(score, 3),
+        abstained=abstained,
+        solver=best.get("solver", ""),
+        error=best.get("error"),
+        table_ids=list(state.get("table_ids") or []),
+    )
+    if not abstained and ctx.write_sentence and result.text:
+        sentence = model_sentence(resources().chat_model, result.question, result.text)
+        result.sentence = sentence or result.sentence
     if abstained:
         reply = f"The answer was {NOT_FOUND}."
         if best.get("answer") and score > 0:
             reply += f" (best guess {best['answer']!r}, confidence {score:.2f})"
     else:
-        reply = result["sentence"] or result["text"]
-    message = AIMessage(content=reply, response_metadata={"tablerag": result})
-    return {"answer": result, "messages": [message]}
+        reply = result.sentence or result.text
+    record = result.record()
+    message = AIMessage(content=reply, response_metadata={REPLY_METADATA_KEY: record})
+    return {"answer": record, "messages": [message]}

@@ -30,6 +30,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from tablerag_agents.evaluation.types import EvalExample, Prediction
 from tablerag_agents.evaluation.wiki_redaction import hidden_answers, hide_answers_in
+from tablerag_agents.graphs import TableQAResult
 from tablerag_agents.graphs.context_overrides import (
     CONTEXT_KEYS,
     context_from_settings,
@@ -139,30 +140,25 @@ class GraphMethod:
                 out = self.graph.invoke(inputs, context=context)
         except Exception as exc:  # noqa: BLE001 - the exception rate counts it
             return _raised(exc, started)
-        answer = out.get("answer") or {}
-        trace = out.get("trace") or []
-        steps = [
-            step
-            for record in trace
-            for step in ((record.get("produced") or {}).get("attempts") or {}).get("steps") or []
-        ]
-        failed = failed_code(steps)
+        result = TableQAResult.from_output(out)
+        answer = result.answer
+        failed = failed_code(result.solver_steps)
         return finish(
             example,
-            list(answer.get("items") or []),
-            sentence=answer.get("sentence") or answer.get("text", ""),
+            list(answer.items),
+            sentence=answer.sentence or answer.text,
             started=started,
             error=failed is not None,
-            error_message=(answer.get("error") or failed) if failed else None,
-            input_tokens=sum(int(r.get("input_tokens", 0)) for r in trace),
-            output_tokens=sum(int(r.get("output_tokens", 0)) for r in trace),
-            retrieved_ids=[str(h.get("table_id")) for h in out.get("table_hits") or []],
+            error_message=(answer.error or failed) if failed else None,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            retrieved_ids=[str(h.get("table_id")) for h in result.table_hits],
             detail={
-                "solver": answer.get("solver", ""),
-                "confidence": answer.get("confidence", 0.0),
-                "abstained": answer.get("abstained", True),
-                "table_ids": answer.get("table_ids", []),
-                "nodes": [r.get("node") for r in trace],
+                "solver": answer.solver,
+                "confidence": answer.confidence,
+                "abstained": answer.abstained,
+                "table_ids": answer.table_ids,
+                "nodes": result.nodes,
             },
         )
 

@@ -22,6 +22,7 @@ from fastapi.responses import Response
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from tablerag_agents.graphs import TableQAResult
 from tablerag_agents.server.errors import ApiError, error_body
 from tablerag_agents.server.runs import GraphRun, reply_of
 from tablerag_agents.server.schemas import MAX_QUESTION_CHARS
@@ -95,9 +96,8 @@ def conversation(request: ChatCompletionRequest) -> list[BaseMessage]:
 
 
 def _usage(values: dict[str, Any]) -> dict[str, int]:
-    trace = values.get("trace") or []
-    prompt = sum(int(r.get("input_tokens", 0)) for r in trace)
-    completion = sum(int(r.get("output_tokens", 0)) for r in trace)
+    result = TableQAResult.from_output(values)
+    prompt, completion = result.input_tokens, result.output_tokens
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,

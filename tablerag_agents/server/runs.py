@@ -27,7 +27,8 @@ from tablerag_agents.errors import (
     TableLoadError,
     TableRAGError,
 )
-from tablerag_agents.graphs import Context
+from tablerag_agents.graphs import Context, GraphAnswer
+from tablerag_agents.graphs.result import node_record
 from tablerag_agents.server.errors import ApiError
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,8 @@ def message_dict(message: BaseMessage) -> dict[str, Any]:
     role = {"human": "user", "ai": "assistant"}.get(message.type, message.type)
     out: dict[str, Any] = {"id": message.id, "role": role, "content": message_text(message)}
     if isinstance(message, AIMessage):
-        out["answer"] = message.response_metadata.get("tablerag")
+        answer = GraphAnswer.from_message(message)
+        out["answer"] = answer.record() if answer is not None else None
     return out
 
 
@@ -72,9 +74,7 @@ def events_of(mode: str, chunk: Any) -> list[RunEvent]:
     if mode == "updates":
         out = []
         for node, update in chunk.items():
-            trace = (update or {}).get("trace") or []
-            record = trace[-1] if trace and "node" in trace[-1] else {}
-            out.append(RunEvent("updates", {**record, "node": node}))
+            out.append(RunEvent("updates", {**node_record(update), "node": node}))
         return out
     if mode == "messages":
         message, meta = chunk

@@ -109,9 +109,11 @@ def test_ask_over_index_with_sql_solver(
     res.close()
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["table_ids"] == ["lakes_of_turkey"]
-    assert data["answer"] == "2 m" and data["table_hits"][0]["table_id"] == "lakes_of_turkey"
-    cited = data["cited_cells"]
+    answer = data["answer"]  # the same answer object as the server's and the tool's
+    assert answer["table_ids"] == ["lakes_of_turkey"]
+    assert answer["text"] == "2 m" and data["table_hits"][0]["table_id"] == "lakes_of_turkey"
+    assert data["input_tokens"] > 0 and data["output_tokens"] > 0
+    cited = answer["cited_cells"]
     assert {"column": "Depth", "value": "2 m"}.items() <= cited[0].items()
     nodes = [r["node"] for r in json.loads(trace.read_text())]
     assert nodes == ["prepare", "retrieve_tables", "solve", "answer"]
