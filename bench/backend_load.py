@@ -3,8 +3,8 @@
 The service runs in this process (uvicorn in a thread, real SQLite checkpoints,
 the real bubblewrap sandbox with its default pool of 2 workers) with the
 deterministic fake model of the server tests, so the figures measure the
-service, not an LLM. The fake model's SQL fails, so the ``fallback`` solver
-moves on to ``process_df`` and every turn runs Python in the sandbox. Each
+service, not an LLM. The fake model's SQL fails, so the graph's default retries
+move on to ``process_df`` and every turn runs Python in the sandbox. Each
 conversation creates a thread and asks its own questions (turn 2 streamed over
 SSE, the others plain JSON); afterwards every thread's history is checked:
 exactly its own questions, in order, each followed by the right answer.
@@ -234,7 +234,7 @@ def main() -> None:
                 **unloaded,
                 "cpus": os.cpu_count(),
                 "load_avg_before": load_before,
-                "solver": "fallback (SQL fails, then process_df in the sandbox)",
+                "solver": "default retries (SQL fails, then process_df in the sandbox)",
                 "model_delay_s": args.model_delay,
                 "sandbox_max_workers": sandbox.policy.max_workers,
                 "sandbox_sessions": sandbox.stats.sessions,  # baselines included

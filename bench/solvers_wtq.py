@@ -4,9 +4,10 @@ Runs ReadTable (whole table in the prompt), PyReAct, SQL and process_df on the
 same fixed-seed sample of WTQ questions, question by question (so every solver
 sees the same machine load), and reports accuracy, exception rate, mean
 iterations, tokens and seconds per question. Two combinations are scored from
-the same runs (no extra model calls): ``fallback`` (``--chain``: the first
-solver with a non-empty, non-zero answer) and ``vote`` (``--vote``: the answer
-most runs agree on, counting every sampled program of the ``*_sc`` solvers).
+the same runs (no extra model calls): ``fallback`` (``--chain``: solvers in the
+graph's ``retry_solvers`` way, the first that produced a value answers) and
+``vote`` (``--vote``: the answer most runs agree on, counting every sampled
+program of the ``*_sc`` solvers).
 Per-question records go to a JSONL file as they finish; a rerun resumes from it.
 
     python bench/solvers_wtq.py                          # 30 questions, seed 0
@@ -41,7 +42,6 @@ from tablerag_agents.evaluation.metrics import RunRecord, exact_match, summarize
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve import (
-    FallbackSolver,
     ProcessDfSolver,
     PyReActSolver,
     ReadTableSolver,
@@ -50,6 +50,7 @@ from tablerag_agents.solve import (
     SQLSolver,
     VotingSolver,
 )
+from tablerag_agents.solve.combine import merge_results
 from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,10 +199,28 @@ class Replay:
         return self.result
 
 
+class RetryChain:
+    """The graph's ``retry_solvers`` over recorded results: the first with a value answers."""
+
+    def __init__(self, members: list[Replay], *, name: str) -> None:
+        """Store the members in the order the graph would try them."""
+        self.members = members
+        self.name = name
+
+    def solve(self, ctx: Any, df: Any = None) -> SolverResult:
+        """The first member result with a value (else the last), with the costs of those run."""
+        ran: list[SolverResult] = []
+        for member in self.members:
+            ran.append(member.result)
+            if member.result.ok:
+                break
+        return merge_results(ran[-1], ran, self.name, 0.0)
+
+
 def combined_record(
     combo: Any, members: list[dict[str, Any]], ex: QAExample, root: Path
 ) -> dict[str, Any]:
-    """Run a FallbackSolver/VotingSolver over recorded member results: one record."""
+    """Run a retry chain or a VotingSolver over recorded member results: one record."""
     res = combo.solve(SolverContext.from_df(ex.question, pd.DataFrame({"x": [0]})))
     ran = set(res.tried)
     res.seconds = sum(m["seconds"] for m in members if m["solver"] in ran)
@@ -300,7 +319,7 @@ def main() -> None:
     ids = {ex.id for ex in sample}
     records = [r for (qid, s), r in done.items() if qid in ids and s in names]
     order = list(names)
-    combos = {"fallback": (FallbackSolver, args.chain), "vote": (VotingSolver, args.vote)}
+    combos = {"fallback": (RetryChain, args.chain), "vote": (VotingSolver, args.vote)}
     for combo_name, (kind, spec) in combos.items():
         members = [m for m in spec.split(",") if m]
         if len(members) < 2 or not set(members) <= set(names):

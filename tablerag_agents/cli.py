@@ -23,7 +23,7 @@ from rich.text import Text
 
 from tablerag_agents.config import Settings
 from tablerag_agents.errors import TableRAGError
-from tablerag_agents.solve.factory import SOLVER_NAMES
+from tablerag_agents.solve.factory import SOLVER_NAMES, check_solver_name
 
 if TYPE_CHECKING:
     from tablerag_agents.graphs import Context
@@ -155,23 +155,30 @@ def search(
     console.print(table)
 
 
-def _context(solver: str, settings: list[str] | None) -> Context:
+def _context(solver: str | None, settings: list[str] | None) -> Context:
     """The graph context from ``--solver`` and ``--set key=value`` pairs (JSON values allowed)."""
     from tablerag_agents.graphs.context_overrides import context_from_settings
 
-    if solver not in SOLVER_NAMES:
-        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVER_NAMES)}")
+    if solver is not None:
+        check_solver_name(solver)
     values: dict[str, str] = {}
     for pair in settings or []:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set wants KEY=VALUE, got {pair!r}")
         values[key.strip()] = raw
-    values.setdefault("solver", json.dumps(solver))
+    if solver is not None:
+        values.setdefault("solver", json.dumps(solver))
     return context_from_settings(values)
 
 
-SolverOption = Annotated[str, typer.Option(help=f"How to answer: {', '.join(SOLVER_NAMES)}.")]
+SolverOption = Annotated[
+    str | None,
+    typer.Option(
+        help=f"First solver: {', '.join(SOLVER_NAMES)} (default sql; while none has a value, "
+        "the graph tries retry_solvers: process_df, then read_table)."
+    ),
+]
 StreamOption = Annotated[bool, typer.Option(help="Show the graph's nodes as they run.")]
 SetOption = Annotated[
     list[str] | None,
@@ -194,7 +201,7 @@ def ask(
         Path | None,
         typer.Option("--index", "-i", help="Answer over the best tables of this index."),
     ] = None,
-    solver: SolverOption = "fallback",
+    solver: SolverOption = None,
     settings: SetOption = None,
     stream: StreamOption = False,
     trace: Annotated[
@@ -229,7 +236,7 @@ def demo(
     out: Annotated[
         Path | None, typer.Option(help="Where to put the demo index (default: the cache dir).")
     ] = None,
-    solver: SolverOption = "fallback",
+    solver: SolverOption = None,
     settings: SetOption = None,
     stream: StreamOption = False,
 ) -> None:
@@ -284,7 +291,7 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest table upload, in MB.")
     ] = 20.0,
-    solver: SolverOption = "fallback",
+    solver: SolverOption = None,
     settings: SetOption = None,
 ) -> None:
     """Serve the graph over HTTP: OpenAI-compatible chat, threads, table uploads."""

@@ -4,8 +4,9 @@
   built from the settings (``solver``, ``budget``, ``filter``...); with
   ``index_dir`` set it searches that corpus instead of getting the gold table.
 * every solver of :mod:`tablerag_agents.solve.factory` alone (``sql``,
-  ``pyreact``, ``process_df``, ``read_table``, ``fallback``, ``vote``) and the
-  reading baselines ``read_schema``, ``rand_row_sampling``, ``row_col_retrieval``;
+  ``pyreact``, ``process_df``, ``read_table``, ``vote``; solvers in turn are
+  the graph's ``retry_solvers``) and the reading baselines ``read_schema``,
+  ``rand_row_sampling``, ``row_col_retrieval``;
 * ``pandas_agent``: LangChain's pandas agent (runs model code in this process:
   see :data:`~tablerag_agents.evaluation.pandas_agent.PANDAS_AGENT_WARNING`).
 

@@ -1,6 +1,6 @@
 """Solvers that answer a question over tables: PyReAct, SQL, process_df, ReadTable,
-the reading baselines (ReadSchema, RandRowSampling, RowColRetrieval) and two
-ways to combine them (a fallback chain, a vote).
+the reading baselines (ReadSchema, RandRowSampling, RowColRetrieval) and a
+vote over several of them (trying solvers in turn is the graph's ``retry_solvers``).
 
 Each takes a :class:`SolverContext` (or a question and one DataFrame) and
 returns a :class:`SolverResult` with the short answer, a sentence, the cited
@@ -20,10 +20,11 @@ from tablerag_agents.solve.baselines import (
     ReadSchemaSolver,
     RowColRetrievalSolver,
 )
-from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
+from tablerag_agents.solve.combine import VotingSolver
 from tablerag_agents.solve.factory import (
     SOLVER_NAMES,
     SolverName,
+    check_solver_name,
     make_solver,
     needs_embeddings,
     needs_sandbox,
@@ -37,7 +38,6 @@ from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLRejectedError, SQLRe
 __all__ = [
     "SOLVER_NAMES",
     "CitedCell",
-    "FallbackSolver",
     "ProcessDfSolver",
     "Provenance",
     "PyReActSolver",
@@ -55,6 +55,7 @@ __all__ = [
     "SolverResult",
     "TraceStep",
     "VotingSolver",
+    "check_solver_name",
     "make_solver",
     "needs_embeddings",
     "needs_sandbox",

@@ -176,7 +176,7 @@ class SolverResult(BaseModel):
     candidates: list[list[str]] = Field(default_factory=list)
     """Answers of every run that voted, when the solver sampled several programs."""
     tried: list[str] = Field(default_factory=list)
-    """Solvers a :class:`FallbackSolver` or :class:`VotingSolver` ran, in order."""
+    """Solvers a :class:`VotingSolver` ran, in order."""
 
     @property
     def ok(self) -> bool:

@@ -8,7 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from tablerag_agents.solve.base import Solver
 from tablerag_agents.solve.baselines import make_reader
-from tablerag_agents.solve.combine import FallbackSolver, VotingSolver
+from tablerag_agents.solve.combine import VotingSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver
 from tablerag_agents.solve.read_table import ReadTableSolver
@@ -20,9 +20,8 @@ if TYPE_CHECKING:
     from tablerag_agents.sandbox import Sandbox
 
 SolverName = Literal[
-    "fallback",
-    "pyreact",
     "sql",
+    "pyreact",
     "process_df",
     "read_table",
     "vote",
@@ -31,11 +30,24 @@ SolverName = Literal[
     "row_col_retrieval",
 ]
 SOLVER_NAMES: tuple[str, ...] = get_args(SolverName)
-"""Every solver name, the default (``fallback``, best on held-out WTQ questions) first;
-the last three are the table-access baselines of Chen et al. (TableRAG)."""
+"""Every solver name, the graph's first solver (``sql``) first; the last three are the
+table-access baselines of Chen et al. (TableRAG)."""
 
-_NEEDS_SANDBOX = {"pyreact", "process_df", "fallback", "vote"}
+_NEEDS_SANDBOX = {"pyreact", "process_df", "vote"}
 _READERS = {"read_table", "read_schema", "rand_row_sampling", "row_col_retrieval"}
+
+
+def check_solver_name(name: str) -> None:
+    """Raise ``ValueError`` naming the choices when ``name`` is not a solver."""
+    if name in SOLVER_NAMES:
+        return
+    hint = ""
+    if name == "fallback":  # the solver chain that became the graph's retries
+        hint = (
+            " ('fallback' was removed: the graph tries solvers in turn, by default sql, "
+            "then process_df, then read_table; see Context.retry_solvers)"
+        )
+    raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVER_NAMES)}{hint}")
 
 
 def needs_sandbox(name: str) -> bool:
@@ -57,9 +69,8 @@ def make_solver(
 ) -> Solver:
     """Create the solver called ``name``.
 
-    ``fallback`` tries SQL, then process_df, then reading the table, until one
-    produces a value; ``vote`` runs SQL and process_df with five sampled
-    programs each plus ReadTable and keeps the answer most runs agree on.
+    ``vote`` runs SQL and process_df with five sampled programs each plus
+    ReadTable and keeps the answer most runs agree on.
     ``read_schema``, ``rand_row_sampling`` and ``row_col_retrieval`` are the
     reading baselines of :mod:`tablerag_agents.solve.baselines` (defaults).
 
@@ -67,8 +78,7 @@ def make_solver(
         ValueError: For an unknown name, a code-running solver without a
             sandbox, or ``row_col_retrieval`` without embeddings.
     """
-    if name not in SOLVER_NAMES:
-        raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVER_NAMES)}")
+    check_solver_name(name)
     if name == "sql":
         return SQLSolver(model)
     if name in _READERS:
@@ -79,10 +89,6 @@ def make_solver(
         return PyReActSolver(model, sandbox)
     if name == "process_df":
         return ProcessDfSolver(model, sandbox)
-    if name == "fallback":
-        return FallbackSolver(
-            [SQLSolver(model), ProcessDfSolver(model, sandbox), ReadTableSolver(model)]
-        )
     return VotingSolver(
         [
             SQLSolver(model, samples=5),

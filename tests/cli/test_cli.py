@@ -122,7 +122,7 @@ def test_ask_over_index_with_sql_solver(
 
 
 @pytest.mark.sandbox
-def test_ask_fallback_solver_moves_on_after_an_empty_sql_result(
+def test_ask_default_retries_move_on_after_an_empty_sql_result(
     sample_index: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = ScriptedChatModel(
@@ -148,8 +148,10 @@ def test_ask_fallback_solver_moves_on_after_an_empty_sql_result(
     )
     res.close()
     assert result.exit_code == 0, result.output
-    assert "2 m" in result.output and "fallback:process_df" in result.output
-    assert "> retrieve_tables" in result.output and "> solve" in result.output  # --stream
+    assert "2 m" in result.output and "process_df: confidence" in result.output
+    assert "fallback" not in result.output
+    assert "> retrieve_tables" in result.output  # --stream
+    assert result.output.count("> solve") == 2  # SQL, then the graph's retry with process_df
     assert model.remaining == 0
 
 
@@ -167,3 +169,5 @@ def test_bad_set_values_are_clear_errors() -> None:
     assert result.exit_code == 2 and "bad graph setting budget" in result.output
     result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--solver", "magic"])
     assert result.exit_code == 2 and "unknown solver 'magic'" in result.output
+    result = runner.invoke(app, ["ask", "q?", "--table", "x.csv", "--solver", "fallback"])
+    assert result.exit_code == 2 and "'fallback' was removed" in result.output

@@ -63,9 +63,10 @@ def last_prompt(model: ScriptedChatModel) -> str:
 
 def test_every_method_is_named() -> None:
     assert METHOD_NAMES[0] == "graph" and METHOD_NAMES[-1] == "pandas_agent"
-    expected = {"sql", "pyreact", "process_df", "read_table", "fallback", "vote"}
+    expected = {"sql", "pyreact", "process_df", "read_table", "vote"}
     expected |= {"read_schema", "rand_row_sampling", "row_col_retrieval"}
-    assert expected <= set(METHOD_NAMES) and len(METHOD_NAMES) == len(set(METHOD_NAMES)) == 11
+    assert expected <= set(METHOD_NAMES) and len(METHOD_NAMES) == len(set(METHOD_NAMES)) == 10
+    assert "fallback" not in METHOD_NAMES  # the graph's default retries do it
 
 
 def test_bad_names_and_settings_are_refused(resources) -> None:
@@ -193,13 +194,15 @@ def test_reading_fact_and_freeform(resources) -> None:
 
 
 @pytest.mark.sandbox
-def test_fallback_runs_code_in_the_sandbox_and_flags_failures(resources, sandbox) -> None:
+def test_graph_retries_run_code_in_the_sandbox_and_flag_failures(resources, sandbox) -> None:
     bad = [sql_reply(f'SELECT "nope{i}" FROM t') for i in range(3)]
     code = "```python\ndef process_df(df):\n    return df['Year'].min()\n```"
     res, model = resources([*bad, code], sandbox=sandbox)
-    pred = make_method("fallback", res, {}).run(example("first season?", ["2001"]))
+    pred = make_method("graph", res, {}).run(example("first season?", ["2001"]))
     assert pred.answer == ["2001"] and pred.error and model.remaining == 0
-    assert pred.detail["solver"] == "fallback:process_df"
+    assert "nope2" in (pred.error_message or "")  # the failed SQL, though process_df answered
+    assert pred.detail["solver"] == "process_df"
+    assert pred.detail["nodes"] == ["prepare", "solve", "solve", "answer"]
 
 
 @pytest.mark.sandbox

@@ -9,7 +9,7 @@ answer for *their* question whatever order the calls arrive in, which a
 FIFO-scripted model cannot promise.
 
 With ``sql_fails=True`` every SQL it writes names a missing column, so the
-``fallback`` solver moves on to ``process_df`` and runs Python in the sandbox.
+graph's default retries move on to ``process_df`` and run Python in the sandbox.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class ProgramChatModel(BaseChatModel):
     """Write the SQL or ``process_df`` program that answers the question in the prompt.
 
     Args:
-        sql_fails: Write SQL over a missing column (forces the Python fallback).
+        sql_fails: Write SQL over a missing column (forces the retry with Python).
         delay_s: Seconds each call takes (a stand-in for generation time).
         gate: When set, solver calls wait until this event is set (tests use it
             to read stream events while the run is provably still going).

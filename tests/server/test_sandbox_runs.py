@@ -17,7 +17,7 @@ def test_many_open_conversations_share_two_sandbox_workers(serve) -> None:
     sandbox = Sandbox(SandboxPolicy(max_workers=2))
     try:
         resources = numbers_resources(ProgramChatModel(sql_fails=True), sandbox=sandbox)
-        live = serve(resources, context=Context(solver="fallback"))
+        live = serve(resources, context=Context())  # SQL, then process_df, then ReadTable
         with live.client(timeout=120) as client:
             threads = [client.post("/threads").json()["thread_id"] for _ in range(8)]
 
@@ -37,7 +37,7 @@ def test_many_open_conversations_share_two_sandbox_workers(serve) -> None:
         for i, replies in enumerate(results):
             for turn, answer in enumerate(replies):
                 assert answer["text"] == str(expected_total(10 * i + turn + 1))
-                assert "process_df" in answer["solver"]  # SQL failed; Python ran sandboxed
+                assert answer["solver"] == "process_df"  # SQL failed; Python ran sandboxed
         assert sandbox.stats.sessions == 16  # one session per run, none held per conversation
         assert sandbox.stats.workers_started - sandbox.stats.workers_retired <= 2
     finally:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from fakes import ScriptedChatModel
 
-from tablerag_agents.solve import FallbackSolver, ReadTableSolver, SQLSolver
+from tablerag_agents.solve import ReadTableSolver, SQLSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
 
@@ -80,19 +80,6 @@ def test_boolean_sql_result_is_a_verdict(seasons: pd.DataFrame) -> None:
     model = ScriptedChatModel(["```sql\nSELECT COUNT(*) > 4 FROM t\n```"])
     result = SQLSolver(model).solve("are there more than 4 seasons?", seasons)
     assert result.ok and result.answer_items == ["yes"]
-
-
-def test_fallback_moves_on_when_sql_gives_a_value_to_a_yes_no_question(
-    seasons: pd.DataFrame,
-) -> None:
-    sql = SQLSolver(
-        ScriptedChatModel(['```sql\nSELECT "League" FROM t WHERE "Year" = \'2005\'\n```']),
-        max_retries=0,
-    )
-    reader_model = ScriptedChatModel(["Final Answer: yes"])
-    result = FallbackSolver([sql, ReadTableSolver(reader_model)]).solve(STATEMENT, seasons)
-    assert result.answer_items == ["yes"] and result.solver == "fallback:read_table"
-    assert result.tried == ["sql", "read_table"]
 
 
 def test_read_table_prompt_allows_a_yes_no_answer(seasons: pd.DataFrame) -> None:
