@@ -9,7 +9,16 @@ Example:
 """
 
 from tablerag_agents.graphs.context import NOT_FOUND, Context
-from tablerag_agents.graphs.graph import build_graph, graph
+from tablerag_agents.graphs.graph import TableRAGGraph, build_graph, graph
 from tablerag_agents.graphs.state import InputState, OutputState, State
 
-__all__ = ["NOT_FOUND", "Context", "InputState", "OutputState", "State", "build_graph", "graph"]
+__all__ = [
+    "NOT_FOUND",
+    "Context",
+    "InputState",
+    "OutputState",
+    "State",
+    "TableRAGGraph",
+    "build_graph",
+    "graph",
+]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.graphs import Context, InputState, build_graph
 from tablerag_agents.resources import Resources, default_resources
 
 logger = logging.getLogger(__name__)
@@ -90,12 +90,14 @@ def answer_question(
     ctx = context or Context()
     if index_dir is not None:
         ctx = replace(ctx, index_dir=str(index_dir))
-    inputs: dict[str, Any] = {"question": question}
+    inputs: InputState = {"question": question}
     if table_path is not None:
         inputs["tables"] = [str(table_path)]
     graph = build_graph(resources or default_resources())
     started = time.perf_counter()
     final: dict[str, Any] = {}
+    mode: str
+    chunk: Any
     for mode, chunk in graph.stream(
         inputs, context=ctx, stream_mode=["updates", "custom", "values"]
     ):
