@@ -12,7 +12,7 @@ from tablerag_agents.graphs.nodes.retrieve import question_of
 from tablerag_agents.graphs.state import State
 from tablerag_agents.prompts import load_prompt
 
-from tablerag_agents.solve.llm_calls import call_model
+from tablerag_agents.models.calls import call_model
 from tablerag_agents.solve.normalize import answer_key
 
 MAX_CITED = 20
