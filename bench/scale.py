@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings, get_embeddings
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.table_index.prompt import build_table_context
 from tablerag_agents.table_index.table_index import TableIndex, default_retriever_factory
-from tablerag_agents.table_index.tokens import count_tokens
 from tablerag_agents.tables.model import Table
 
 QUESTION = "How many orders did customer Maria Lopez place in Lyon that were delivered?"

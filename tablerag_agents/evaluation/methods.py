@@ -37,6 +37,7 @@ from tablerag_agents.graphs.context_overrides import (
     context_from_settings,
     parse_value,
 )
+from tablerag_agents.graphs.state import InputState
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.resources import Resources
 from tablerag_agents.solve import SOLVER_NAMES, SolverContext, TraceStep, make_solver
@@ -129,7 +130,7 @@ class GraphMethod:
 
     def run(self, example: EvalExample) -> Prediction:
         """Ask the graph (several tables go in as several tables)."""
-        inputs: dict[str, Any] = {"question": task_question(example)}
+        inputs: InputState = {"question": task_question(example)}
         started = time.perf_counter()
         try:
             if self.context.index_dir is None:

@@ -12,6 +12,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from tablerag_agents.models.calls import LLMReply, call_model, retry_model
+from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
@@ -20,13 +22,9 @@ from tablerag_agents.solve.grounding import grounded_code, literal_hint, looks_e
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import (
     QUIET,
-    LLMReply,
     RunRecorder,
     answer_from_result,
-    call_model,
     observation_text,
-    retry_model,
-    sample_replies,
 )
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import (

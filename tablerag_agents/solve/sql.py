@@ -9,6 +9,8 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from tablerag_agents.models.calls import LLMReply, call_model, retry_model
+from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
@@ -19,14 +21,7 @@ from tablerag_agents.solve.grounding import (
     swaps_note,
     unasked_number_filters,
 )
-from tablerag_agents.solve.llm_calls import (
-    LLMReply,
-    RunRecorder,
-    answer_from_result,
-    call_model,
-    retry_model,
-    sample_replies,
-)
+from tablerag_agents.solve.llm_calls import RunRecorder, answer_from_result
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
