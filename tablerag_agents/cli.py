@@ -234,9 +234,9 @@ def demo(
     stream: StreamOption = False,
 ) -> None:
     """Index the bundled sample tables and answer one question about each with the chat model."""
+    from tablerag_agents.evaluation.denotation import answers_match
     from tablerag_agents.qa import DEMO_QUESTIONS, answer_question, sample_tables_dir
     from tablerag_agents.retrieval.corpus_folder import index_tables
-    from tablerag_agents.solve.normalize import answers_match
 
     ctx = _context(solver, settings)
     index_dir = out or Path(Settings().cache_dir) / "demo-index"
