@@ -64,9 +64,7 @@ def test_the_scan_covers_the_library() -> None:
 
 
 def test_no_library_module_scores_or_sees_gold_answers() -> None:
-    bad = {
-        p.relative_to(REPO).as_posix(): v for p in library_modules() if (v := violations(p))
-    }
+    bad = {p.relative_to(REPO).as_posix(): v for p in library_modules() if (v := violations(p))}
     assert bad == {}
 
 
