@@ -91,7 +91,7 @@ def parse_args() -> argparse.Namespace:
         "--max-windows",
         type=int,
         default=16,
-        help="PieTa windows per round (the stride grows to stay within it); 0: no bound",
+        help="most PieTa windows per round (the stride, then the windows grow); 0: no bound",
     )
     ap.add_argument("--max-rounds", type=int, default=3, help="PieTa rounds")
     ap.add_argument("--max-cells", type=int, default=2000, help="PieTa cell cap")

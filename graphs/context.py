@@ -106,8 +106,9 @@ class Context:
     pieta_max_windows: int = field(
         default=DEFAULT_MAX_WINDOWS,
         metadata={
-            "description": "PieTa windows per round: the window stride grows (up to no "
-            "overlap) to stay within it; 0 keeps the paper's stride 1 whatever the cost."
+            "description": "Most PieTa windows (model calls) per round, 3 rounds at most: "
+            "the stride grows up to no overlap, then the windows grow taller, so every cell "
+            "is still seen; 0 keeps the paper's 3 x 3 windows at stride 1 whatever the cost."
         },
     )
     clarify_terms: bool = field(
