@@ -57,6 +57,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "clarify_terms": {"clarify_terms": True},
     "table_string": {"table_format": "string"},
     "table_html": {"table_format": "html"},
+    "ground_literals": {"ground_literals": True},
 }
 
 

@@ -103,6 +103,12 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
     ap.add_argument(
+        "--ground-literals",
+        action="store_true",
+        help="SQL and process_df: rewrite a literal inside exactly one cell to that cell "
+        "(off by default, as in the library; runs before it was a switch had it on)",
+    )
+    ap.add_argument(
         "--no-prefix-cache", action="store_true", help="disable the server's prompt cache"
     )
     ap.add_argument(
@@ -133,6 +139,7 @@ def make_solver(
 ) -> Any:
     """One solver of the comparison by its name."""
     view = {"full_table_tokens": args.full_table_tokens}
+    grounding = {"ground_literals": args.ground_literals}
     if name == "read_table":
         return ReadTableSolver(model, context_tokens=settings.n_ctx)
     if name in ("pyreact", "pyreact_nocache"):
@@ -140,10 +147,10 @@ def make_solver(
         return PyReActSolver(chat, sandbox, max_iterations=args.max_iterations, **view)
     if name in ("sql", "sql_sc"):
         samples = args.samples if name == "sql_sc" else 1
-        return SQLSolver(model, samples=samples, **view)
+        return SQLSolver(model, samples=samples, **view, **grounding)
     if name in ("process_df", "process_df_sc"):
         samples = args.samples if name == "process_df_sc" else 1
-        return ProcessDfSolver(model, sandbox, samples=samples, **view)
+        return ProcessDfSolver(model, sandbox, samples=samples, **view, **grounding)
     raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
 
 
@@ -329,6 +336,7 @@ def main() -> None:
         "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
         "max_iterations": args.max_iterations,
         "max_tokens": args.max_tokens,
+        "ground_literals": args.ground_literals,
         "prefix_cache": not args.no_prefix_cache,
         "workers": args.workers,
         "wall_seconds_this_invocation": round(time.perf_counter() - started, 1),

@@ -54,6 +54,7 @@ def make_solver(
     sandbox: Sandbox | None = None,
     *,
     embeddings: Embeddings | None = None,
+    ground_literals: bool = False,
 ) -> Solver:
     """Create the solver called ``name``.
 
@@ -62,6 +63,8 @@ def make_solver(
     programs each plus ReadTable and keeps the answer most runs agree on.
     ``read_schema``, ``rand_row_sampling`` and ``row_col_retrieval`` are the
     reading baselines of :mod:`tablerag_agents.solve.baselines` (defaults).
+    ``ground_literals`` turns on the SQL and process_df solvers' literal-to-cell
+    rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`).
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
@@ -69,8 +72,9 @@ def make_solver(
     """
     if name not in SOLVER_NAMES:
         raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVER_NAMES)}")
+    grounding = {"ground_literals": ground_literals}
     if name == "sql":
-        return SQLSolver(model)
+        return SQLSolver(model, **grounding)
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:
@@ -78,15 +82,19 @@ def make_solver(
     if name == "pyreact":
         return PyReActSolver(model, sandbox)
     if name == "process_df":
-        return ProcessDfSolver(model, sandbox)
+        return ProcessDfSolver(model, sandbox, **grounding)
     if name == "fallback":
         return FallbackSolver(
-            [SQLSolver(model), ProcessDfSolver(model, sandbox), ReadTableSolver(model)]
+            [
+                SQLSolver(model, **grounding),
+                ProcessDfSolver(model, sandbox, **grounding),
+                ReadTableSolver(model),
+            ]
         )
     return VotingSolver(
         [
-            SQLSolver(model, samples=5),
-            ProcessDfSolver(model, sandbox, samples=5),
+            SQLSolver(model, samples=5, **grounding),
+            ProcessDfSolver(model, sandbox, samples=5, **grounding),
             ReadTableSolver(model),
         ]
     )
