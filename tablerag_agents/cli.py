@@ -352,6 +352,13 @@ def eval_(
             "(a run still going or stopped), marked partial when some are missing."
         ),
     ] = False,
+    allow_mixed_commits: Annotated[
+        bool,
+        typer.Option(
+            help="Resume records answered by other code (another commit or a dirty tree); "
+            "refused by default. The summary and the report list the commits."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate methods on a seeded dev/test sample; a rerun resumes a stopped run.
 
@@ -381,6 +388,7 @@ def eval_(
                 workers=workers,
                 progress=progress,
                 summary_only=summary_only,
+                allow_mixed_commits=allow_mixed_commits,
             )
         except KeyboardInterrupt:
             err_console.print(
@@ -396,6 +404,13 @@ def eval_(
             f"exceptions {m['exception_rate']:.0%}, {m['mean_seconds']:.1f} s/q "
             f"-> {outcome.summary_file}"
         )
+        commits = outcome.summary.get("answered_at_commits") or {}
+        if len(commits) > 1:
+            listed = ", ".join(f"{c} ({k})" for c, k in sorted(commits.items()))
+            err_console.print(
+                Text("warning: ", style="yellow")
+                + Text(f"{outcome.records.name} mixes answers of several commits: {listed}")
+            )
 
 
 def _questions_done(summary: dict[str, Any]) -> str:
