@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,15 @@ def test_an_existing_explicit_out_needs_force(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="--force"):
         result_path(tmp_path / "default.json", out)
     assert result_path(tmp_path / "default.json", out, force=True) == out
+
+
+def test_readme_bench_commands_use_existing_options(
+    helps: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"python bench/(\w+\.py)([^`|\n]*)", readme)
+    assert len(commands) >= 8
+    for script, args in commands:
+        assert script in helps, f"README runs a missing bench script {script}"
+        for option in re.findall(r"(--[a-z][a-z-]*)", args):
+            assert option in helps[script].stdout, f"bench/{script} has no {option}"
