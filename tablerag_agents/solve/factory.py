@@ -72,9 +72,8 @@ def make_solver(
     """
     if name not in SOLVER_NAMES:
         raise ValueError(f"unknown solver {name!r}; choose from {', '.join(SOLVER_NAMES)}")
-    grounding = {"ground_literals": ground_literals}
     if name == "sql":
-        return SQLSolver(model, **grounding)
+        return SQLSolver(model, ground_literals=ground_literals)
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:
@@ -82,19 +81,19 @@ def make_solver(
     if name == "pyreact":
         return PyReActSolver(model, sandbox)
     if name == "process_df":
-        return ProcessDfSolver(model, sandbox, **grounding)
+        return ProcessDfSolver(model, sandbox, ground_literals=ground_literals)
     if name == "fallback":
         return FallbackSolver(
             [
-                SQLSolver(model, **grounding),
-                ProcessDfSolver(model, sandbox, **grounding),
+                SQLSolver(model, ground_literals=ground_literals),
+                ProcessDfSolver(model, sandbox, ground_literals=ground_literals),
                 ReadTableSolver(model),
             ]
         )
     return VotingSolver(
         [
-            SQLSolver(model, samples=5, **grounding),
-            ProcessDfSolver(model, sandbox, samples=5, **grounding),
+            SQLSolver(model, samples=5, ground_literals=ground_literals),
+            ProcessDfSolver(model, sandbox, samples=5, ground_literals=ground_literals),
             ReadTableSolver(model),
         ]
     )
