@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from tablerag_agents.filtering.pieta import DEFAULT_MAX_WINDOWS
+from tablerag_agents.solve.factory import DEFAULT_VOTE_K
 
 FilterName = Literal["none", "semantic", "semantic_maxsim", "llm", "pieta"]
 TableFormat = Literal["markdown", "string", "html"]
@@ -146,13 +147,36 @@ class Context:
             "the answer (one more call); off: a template sentence naming the cited rows."
         },
     )
+    vote_k: int = field(
+        default=DEFAULT_VOTE_K,
+        metadata={
+            "description": "Solver vote: programs sampled per code path (SQL and pandas, one "
+            "request each) beside one reading of the table; 1 gives 3 votes, 5 gives 11."
+        },
+    )
     min_confidence: float = field(
         default=0.0,
         metadata={
-            "description": "Answer 'not found in the tables' when fewer than this fraction of "
-            "the solver's sampled runs agree with its answer."
+            "description": "Answers whose confidence (the vote's agreement, or a single run's "
+            "estimate; see the README) is below this are flagged, or withheld with "
+            "low_confidence=abstain. 0: never."
         },
     )
+    low_confidence: Literal["flag", "abstain"] = field(
+        default="flag",
+        metadata={
+            "description": "Below min_confidence: flag (the answer is kept and marked "
+            "low_confidence) or abstain (the answer text says it is not confident enough; "
+            "the withheld answer is best_guess)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        """Reject settings outside their range."""
+        if self.vote_k < 1:
+            raise ValueError(f"vote_k must be >= 1, got {self.vote_k}")
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError(f"min_confidence must be in [0, 1], got {self.min_confidence}")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> Context:
@@ -167,3 +191,5 @@ class Context:
 
 NOT_FOUND = "not found in the tables"
 """The answer text of an abstention."""
+LOW_CONFIDENCE = "not confident enough to answer"
+"""The answer text when an answer below ``min_confidence`` is withheld."""

@@ -42,9 +42,15 @@ class GraphAnswer(BaseModel):
     cited_cells: list[CitedCell] = Field(default_factory=list)
     """Table cells the answer comes from."""
     confidence: float = 0.0
-    """Share of the solver's sampled runs that agree with the answer (0: no value)."""
+    """How likely the answer is right: a vote's agreement (valid runs backing it out of
+    all runs), or a single run's estimate (README, "Confidence"); 0: no value."""
     abstained: bool = True
-    """True when the graph answered 'not found' instead of a value."""
+    """True when the graph gave no value: none found, or one withheld below
+    ``min_confidence`` (``low_confidence="abstain"``)."""
+    low_confidence: bool = False
+    """True when the confidence is below the run's ``min_confidence`` (flagged or withheld)."""
+    best_guess: str = ""
+    """The withheld answer when one below ``min_confidence`` was withheld, else ""."""
     solver: str = ""
     """The solver whose attempt became the answer."""
     error: str | None = None

@@ -19,6 +19,7 @@ from tablerag_agents.solve import (
     needs_embeddings,
     needs_sandbox,
 )
+from tablerag_agents.solve.confidence import run_confidence
 
 
 def next_solver(state: State, ctx: Context) -> str | None:
@@ -86,9 +87,21 @@ def make_solve(resources: ResourcesGetter) -> Any:
             sandbox,
             embeddings=embeddings,
             ground_literals=ctx.ground_literals,
+            vote_k=ctx.vote_k,
         )
-        result: SolverResult = solver.solve(solver_context(state, ctx, res))
-        progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
-        return {"attempts": [*(state.get("attempts") or []), result.model_dump(mode="json")]}
+        attempts = state.get("attempts") or []
+        given = solver_context(state, ctx, res)
+        result: SolverResult = solver.solve(given)
+        # Earlier attempts exist only when they produced no value (see route_after_solve).
+        result.confidence = run_confidence(result, given.tables, retried=bool(attempts))
+        progress(
+            runtime,
+            "solve",
+            step="done",
+            solver=result.solver,
+            answer=result.answer,
+            confidence=round(result.confidence, 3),
+        )
+        return {"attempts": [*attempts, result.model_dump(mode="json")]}
 
     return solve

@@ -42,6 +42,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.resources import Resources
 from tablerag_agents.solve import SOLVER_NAMES, SolverContext, TraceStep, make_solver
 from tablerag_agents.solve.baselines import make_reader
+from tablerag_agents.solve.confidence import run_confidence
 from tablerag_agents.solve.factory import needs_embeddings, needs_sandbox
 from tablerag_agents.tables import Table
 from tablerag_agents.tables.render import TableFormat
@@ -58,7 +59,8 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "rand_row_sampling": {"context_tokens": int, "budget": int, "seed": int},
     "row_col_retrieval": {"context_tokens": int, "budget": int, "top_k": int},
     "pandas_agent": {"max_iterations": int, "max_seconds": float, "head_rows": int},
-    **{name: {"ground_literals": bool} for name in ("sql", "process_df", "fallback", "vote")},
+    **{name: {"ground_literals": bool} for name in ("sql", "process_df", "fallback")},
+    "vote": {"ground_literals": bool, "vote_k": int},
 }
 """Settings each non-graph method reads, besides ``table_format`` (all solvers)."""
 _ALL_KEYS = CONTEXT_KEYS | {k for opts in _OPTIONS.values() for k in opts} | {"table_format"}
@@ -86,9 +88,9 @@ def make_method(name: str, resources: Resources, settings: dict[str, str]) -> Me
             ``graph`` reads every :class:`~tablerag_agents.graphs.Context` field;
             the others read ``table_format`` and their options (``budget``,
             ``seed``, ``top_k``, ``examples``, ``context_tokens``,
-            ``max_iterations``, ``max_seconds``, ``head_rows``, ``ground_literals``)
-            and ignore the
-            rest, so one set of settings can serve several methods.
+            ``max_iterations``, ``max_seconds``, ``head_rows``, ``ground_literals``,
+            ``vote_k``) and ignore the rest, so one set of settings can serve
+            several methods.
 
     Raises:
         ValueError: An unknown method, a key no method knows, or a bad value.
@@ -222,6 +224,7 @@ class SolverMethod:
                 "code_errors": result.code_errors,
                 "truncated": result.truncated,
                 "solver_error": result.error,
+                "confidence": round(run_confidence(result, ctx.tables), 3),
             },
         )
 

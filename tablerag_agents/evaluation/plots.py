@@ -2,7 +2,8 @@
 
 Three plots per headline metric (accuracy or BLEU): the metric per method with
 its 95% bootstrap interval, the metric against mean prompt tokens, and, when
-the runs include a sweep, the metric against the cell budget B.
+the runs include a sweep, the metric against the cell budget B; plus, when
+records carry confidences, accuracy against coverage over confidence thresholds.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from tablerag_agents.evaluation.report import Run
+    from tablerag_agents.evaluation.report import Coverage, Run
 
 _METRIC_LABELS = {"accuracy": "accuracy", "bleu": "BLEU"}
 
@@ -133,8 +134,40 @@ def plot_budget(sweeps: dict[str, list[tuple[float, Run]]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def write_plots(runs: Sequence[Run], out_dir: Path) -> list[Path]:
-    """Write every plot the runs allow into ``out_dir``; return the files."""
+def plot_accuracy_coverage(found: Sequence[Coverage], path: Path) -> Path:
+    """Accuracy of the answers kept against their coverage, one line per run.
+
+    Each point is a confidence threshold (answers with confidence >= t); the
+    run's default threshold is marked with a square.
+    """
+    fig = Figure(figsize=(6.5, 4.5))
+    ax: Axes = fig.subplots()
+    for item in found:
+        points = [(p.coverage, p.accuracy) for p in item.curve if p.accuracy is not None]
+        label = f"{item.run.label}, {item.run.data['dataset']} {item.run.split}"
+        (line,) = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=label)
+        if item.default.accuracy is not None:
+            ax.plot(
+                [item.default.coverage],
+                [item.default.accuracy],
+                marker="s",
+                markersize=10,
+                fillstyle="none",
+                color=line.get_color(),
+            )
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("coverage (share of questions answered at confidence >= t)")
+    ax.set_ylabel("accuracy of those answers")
+    ax.set_title("accuracy vs coverage (square: default min_confidence)")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def write_plots(
+    runs: Sequence[Run], out_dir: Path, coverages: Sequence[Coverage] = ()
+) -> list[Path]:
+    """Write every plot the runs (and their accuracy-coverage curves) allow into ``out_dir``."""
     written = []
     for metric in dict.fromkeys(r.metric for r in runs):
         group = [r for r in runs if r.metric == metric]
@@ -143,4 +176,6 @@ def write_plots(runs: Sequence[Run], out_dir: Path) -> list[Path]:
         sweeps = budget_sweeps(group)
         if sweeps:
             written.append(plot_budget(sweeps, out_dir / f"{metric}_vs_budget.png"))
+    if coverages:
+        written.append(plot_accuracy_coverage(coverages, out_dir / "accuracy_vs_coverage.png"))
     return written

@@ -1,5 +1,8 @@
 """Side-by-side reports of evaluation runs: a Markdown table per split, plus plots.
 
+Runs whose records carry confidences also get their accuracy-coverage curve
+(:mod:`tablerag_agents.evaluation.coverage`) as a table and a plot.
+
 Honest by construction: every table and metric column is labelled with its
 split, a table requested as ``test`` refuses a ``dev`` run, runs of one
 dataset on different question samples get a note that they are not
@@ -16,12 +19,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tablerag_agents.evaluation.coverage import (
+    CoveragePoint,
+    best_point,
+    coverage_curve,
+    point_at,
+)
 from tablerag_agents.evaluation.metrics import paired_comparison
 from tablerag_agents.evaluation.pandas_agent import PANDAS_AGENT_WARNING
 from tablerag_agents.evaluation.records import read_records, read_summary
 
 SPLITS = ("test", "dev")
 """Known splits, in the order their tables appear."""
+
+TARGET_ACCURACY = 0.80
+"""The accuracy the coverage section finds the widest-covering threshold for."""
 
 PANDAS_AGENT_METHODS = frozenset({"pandas_agent"})
 """Methods whose runs carry :data:`PANDAS_AGENT_WARNING`."""
@@ -271,6 +283,12 @@ def mixed_commit_notes(runs: Sequence[Run]) -> list[str]:
     return notes
 
 
+def run_records(run: Run) -> list[dict[str, Any]] | None:
+    """The records file beside a run's summary, or None when it is not there."""
+    path = run.path.with_suffix(".jsonl")
+    return read_records(path)[1] if path.exists() else None
+
+
 def question_scores(run: Run) -> dict[str, float] | None:
     """Per-question scores of a run from the records file beside its summary.
 
@@ -278,12 +296,82 @@ def question_scores(run: Run) -> dict[str, float] | None:
     BLEU runs (corpus BLEU has no per-question value). None when the records
     file is not there.
     """
-    path = run.path.with_suffix(".jsonl")
-    if not path.exists():
+    records = run_records(run)
+    if records is None:
         return None
     key = "rouge_l" if run.metric == "bleu" else "correct"
-    _, records = read_records(path)
     return {str(r["id"]): float(r[key]) for r in records if r.get(key) is not None}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A run's accuracy-coverage curve and its point at the run's default threshold."""
+
+    run: Run
+    curve: list[CoveragePoint]
+    default: CoveragePoint
+
+
+def default_threshold(run: Run) -> float:
+    """The ``min_confidence`` the run used: its setting, else the graph's default."""
+    from tablerag_agents.graphs.context import Context
+
+    raw = (run.data.get("settings") or {}).get("min_confidence")
+    try:
+        return float(raw) if raw is not None else Context().min_confidence
+    except ValueError:
+        return Context().min_confidence
+
+
+def coverages(runs: Sequence[Run]) -> list[Coverage]:
+    """The accuracy-coverage curve of every accuracy run whose records carry confidences."""
+    out = []
+    for run in runs:
+        records = run_records(run) if run.metric == "accuracy" else None
+        curve = coverage_curve(records or [])
+        if records and curve:
+            out.append(Coverage(run, curve, point_at(records, default_threshold(run))))
+    return out
+
+
+def _percent(point: CoveragePoint) -> str:
+    return f"{100 * point.coverage:.0f}% ({point.kept} of {point.questions})"
+
+
+def coverage_lines(found: Sequence[Coverage]) -> list[str]:
+    """Markdown: per run, accuracy and coverage at its default threshold, then the curve."""
+    if not found:
+        return []
+    lines = [
+        "## Accuracy vs coverage (confidence thresholds)",
+        "",
+        "Answers with confidence >= t: their accuracy, and their share of the questions "
+        "(coverage), for every confidence t the answers take.",
+        "",
+    ]
+    for item in found:
+        run, default = item.run, item.default
+        accuracy = "n/a" if default.accuracy is None else f"{default.accuracy:.3f}"
+        lines += [
+            f"### {run.label} ({run.data['dataset']} {run.split})",
+            "",
+            f"At the default threshold (min_confidence {default.threshold:.2f}): accuracy "
+            f"{accuracy} on {_percent(default)} of the questions.",
+        ]
+        best = best_point(item.curve, TARGET_ACCURACY)
+        if best is None:
+            lines.append(f"No threshold reaches accuracy {TARGET_ACCURACY:.2f}.")
+        else:
+            lines.append(
+                f"Widest coverage at accuracy >= {TARGET_ACCURACY:.2f}: confidence >= "
+                f"{best.threshold:.3f} keeps {_percent(best)} at accuracy {best.accuracy:.3f}."
+            )
+        lines += ["", "| confidence >= | answers | coverage | accuracy |", "|---|---|---|---|"]
+        for point in item.curve:
+            acc = "n/a" if point.accuracy is None else f"{point.accuracy:.3f}"
+            lines.append(f"| {point.threshold:.3f} | {point.kept} | {point.coverage:.3f} | {acc} |")
+        lines.append("")
+    return lines
 
 
 def _pairs(group: Sequence[Run], baseline: str | None) -> list[tuple[Run, Run]]:
@@ -385,6 +473,7 @@ def render_markdown(
             title += " (tuning sample: not a reported result)"
         lines += [title, "", *_table(group, split), ""]
     lines += paired_lines(runs, baseline)
+    lines += coverage_lines(coverages(runs))
     notes = comparability_notes(runs) + mixed_commit_notes(runs)
     if notes:
         lines += ["## Notes", "", *[f"- {note}" for note in notes], ""]
@@ -431,7 +520,7 @@ def write_report(
     elif plots:
         from tablerag_agents.evaluation.plots import write_plots
 
-        written = write_plots(runs, out_dir)
+        written = write_plots(runs, out_dir, coverages(runs))
     markdown, warnings = render_markdown(
         runs, column_split=column_split, plots=written, baseline=baseline
     )

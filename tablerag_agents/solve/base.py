@@ -149,6 +149,19 @@ class TraceStep(BaseModel):
     raw: str = ""
 
 
+class Vote(BaseModel):
+    """One run's answer in a vote: a sampled program (SQL or pandas) or a reading."""
+
+    source: str
+    """The solver that produced it."""
+    items: list[str] = Field(default_factory=list)
+    """Its answer items (empty: the run failed or gave no value)."""
+    code: str = ""
+    """The program that computed it ("" for a reading)."""
+    dropped: str | None = None
+    """Why the vote's execution checks left it out (None: it counted)."""
+
+
 class SolverResult(BaseModel):
     """The outcome of one solver on one question."""
 
@@ -173,8 +186,11 @@ class SolverResult(BaseModel):
     """How many executed code snippets raised an exception."""
     truncated: bool = False
     """True when the table had to be cut to fit the prompt."""
-    candidates: list[list[str]] = Field(default_factory=list)
-    """Answers of every run that voted, when the solver sampled several programs."""
+    votes: list[Vote] = Field(default_factory=list)
+    """Every run that voted, when the solver sampled several programs (or is a vote)."""
+    confidence: float | None = None
+    """The solver's own estimate that the answer is right (a vote's agreement); None:
+    the caller estimates it (:func:`~tablerag_agents.solve.confidence.run_confidence`)."""
     tried: list[str] = Field(default_factory=list)
     """Solvers a :class:`VotingSolver` ran, in order."""
 

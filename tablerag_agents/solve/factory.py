@@ -33,6 +33,9 @@ SOLVER_NAMES: tuple[str, ...] = get_args(SolverName)
 """Every solver name, the graph's first solver (``sql``) first; the last three are the
 table-access baselines of Chen et al. (TableRAG)."""
 
+DEFAULT_VOTE_K = 5
+"""Programs the ``vote`` solver samples per code path (SQL, pandas) unless told otherwise."""
+
 _NEEDS_SANDBOX = {"pyreact", "process_df", "vote"}
 _READERS = {"read_table", "read_schema", "rand_row_sampling", "row_col_retrieval"}
 
@@ -67,11 +70,14 @@ def make_solver(
     *,
     embeddings: Embeddings | None = None,
     ground_literals: bool = False,
+    vote_k: int = DEFAULT_VOTE_K,
 ) -> Solver:
     """Create the solver called ``name``.
 
-    ``vote`` runs SQL and process_df with five sampled programs each plus
-    ReadTable and keeps the answer most runs agree on.
+    ``vote`` samples ``vote_k`` SQL queries and ``vote_k`` process_df functions
+    (each path's samples in one request) plus one ReadTable reading, drops the
+    runs that fail the execution checks and keeps the answer most of the rest
+    agree on (:class:`~tablerag_agents.solve.combine.VotingSolver`).
     ``read_schema``, ``rand_row_sampling`` and ``row_col_retrieval`` are the
     reading baselines of :mod:`tablerag_agents.solve.baselines` (defaults).
     ``ground_literals`` turns on the SQL and process_df solvers' literal-to-cell
@@ -79,9 +85,11 @@ def make_solver(
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
-            sandbox, or ``row_col_retrieval`` without embeddings.
+            sandbox, ``row_col_retrieval`` without embeddings, or ``vote_k`` < 1.
     """
     check_solver_name(name)
+    if vote_k < 1:
+        raise ValueError(f"vote_k must be >= 1 (programs per code path), got {vote_k}")
     if name == "sql":
         return SQLSolver(model, ground_literals=ground_literals)
     if name in _READERS:
@@ -94,8 +102,8 @@ def make_solver(
         return ProcessDfSolver(model, sandbox, ground_literals=ground_literals)
     return VotingSolver(
         [
-            SQLSolver(model, samples=5, ground_literals=ground_literals),
-            ProcessDfSolver(model, sandbox, samples=5, ground_literals=ground_literals),
+            SQLSolver(model, samples=vote_k, ground_literals=ground_literals),
+            ProcessDfSolver(model, sandbox, samples=vote_k, ground_literals=ground_literals),
             ReadTableSolver(model),
         ]
     )

@@ -152,3 +152,12 @@ def answer_key(items: Sequence[object]) -> str:
         else:
             keys.add(f"t:{v.text}")
     return "|".join(sorted(keys))
+
+
+PLACEHOLDERS = frozenset({"none", "null", "nan", "nat", "n a", "na", "undefined"})
+"""Normalised texts that stand for "no value" when a program prints them."""
+
+
+def is_placeholder(item: object) -> bool:
+    """True if ``item`` is a "no value" text (``"None"``, ``"NaN"``, ``"N/A"``) or blank."""
+    return normalize_text(str(item)) in PLACEHOLDERS or not str(item).strip()

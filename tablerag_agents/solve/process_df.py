@@ -17,7 +17,7 @@ from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
-from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.base import SolverContext, SolverResult, Vote, as_context
 from tablerag_agents.solve.grounding import grounded_code, literal_hint, looks_empty, swaps_note
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import (
@@ -227,7 +227,7 @@ class ProcessDfSolver:
                 else f"code failed: {first.result.error_type}"
             )
             return rec.finish(None, code=first.code, error=error, iterations=iterations)
-        best, items, answers = self._vote(rec, attempts)
+        best, items, votes = self._vote(rec, attempts)
         result = rec.finish(
             items,
             value=best.result.value if best.result else None,
@@ -236,7 +236,7 @@ class ProcessDfSolver:
             explain_model=self.explain_model,
         )
         if self.samples > 1:
-            result.candidates = answers
+            result.votes = votes
         return result
 
     def _repair(
@@ -298,10 +298,10 @@ class ProcessDfSolver:
 
     def _vote(
         self, rec: RunRecorder, attempts: list[Attempt]
-    ) -> tuple[Attempt, list[str] | None, list[list[str]]]:
+    ) -> tuple[Attempt, list[str] | None, list[Vote]]:
         """Majority vote over the answers of the successful runs (first run wins ties,
         real answers outvote empty or 0 ones). Returns the chosen run, its answer
-        and the answers of all runs.
+        and the votes of all runs that gave one.
 
         A result that is not answer-shaped (e.g. a wide table) is read by the
         model, but only for the first successful run, to bound the cost.
@@ -320,7 +320,8 @@ class ProcessDfSolver:
             if items:
                 answered.append((attempt, items))
         answers = [items for _, items in answered]
+        votes = [Vote(source=self.name, items=items, code=a.code) for a, items in answered]
         best = majority_index(answers)
         if best is None:
-            return next(a for a in attempts if a.ok), None, answers
-        return (*answered[best], answers)
+            return next(a for a in attempts if a.ok), None, votes
+        return (*answered[best], votes)

@@ -13,7 +13,7 @@ from tablerag_agents.models.calls import LLMReply, call_model, retry_model
 from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
-from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
+from tablerag_agents.solve.base import SolverContext, SolverResult, Vote, as_context
 from tablerag_agents.solve.grounding import (
     grounded_code,
     literal_hint,
@@ -244,7 +244,11 @@ class SQLSolver:
         answers = [self._items(rec.context.question, r) or [] for r, _ in runs]
         best = majority_index(answers)
         chosen = self._finish(rec, last, sql) if best is None else self._finish(rec, *runs[best])
-        chosen.candidates = [a for a in answers if a]
+        chosen.votes = [
+            Vote(source=self.name, items=a, code=q)
+            for a, (_, q) in zip(answers, runs, strict=True)
+            if a
+        ]
         return chosen
 
     @staticmethod

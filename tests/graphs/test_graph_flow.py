@@ -18,7 +18,7 @@ def test_a_given_small_table_goes_straight_to_solve(resources_factory, seasons_t
     )
     assert ran == ["prepare", "solve", "answer"]
     answer = out["answer"]
-    assert answer["text"] == "2001" and not answer["abstained"] and answer["confidence"] == 1.0
+    assert answer["text"] == "2001" and not answer["abstained"] and answer["confidence"] == 0.5
     assert answer["cited_cells"] and answer["cited_cells"][0]["value"] == "2001"
     assert answer["table_ids"] == ["seasons"]
     assert [r["node"] for r in out["trace"]] == ["prepare", "solve", "answer"]
