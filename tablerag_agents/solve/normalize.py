@@ -154,10 +154,11 @@ def answer_key(items: Sequence[object]) -> str:
     return "|".join(sorted(keys))
 
 
-PLACEHOLDERS = frozenset({"none", "null", "nan", "nat", "n a", "na", "undefined"})
-"""Normalised texts that stand for "no value" when a program prints them."""
+PLACEHOLDERS = frozenset({"none", "null", "nan", "nat", "na", "undefined"})
+"""Texts (letters only, lower case) that stand for "no value" when a program prints them."""
 
 
 def is_placeholder(item: object) -> bool:
     """True if ``item`` is a "no value" text (``"None"``, ``"NaN"``, ``"N/A"``) or blank."""
-    return normalize_text(str(item)) in PLACEHOLDERS or not str(item).strip()
+    letters = re.sub(r"[^a-z]", "", strip_accents(str(item)).lower())
+    return letters in PLACEHOLDERS or not str(item).strip()

@@ -123,7 +123,12 @@ def test_eval_runs_the_real_chain_and_report_compares(
     assert "| sql | wtq | test | 2 | 0.500 |" in shown.stdout
     assert "Not comparable" not in shown.stdout
     plots = sorted(report_dir.glob("*.png"))
-    assert [p.name for p in plots] == ["accuracy_per_method.png", "accuracy_vs_prompt_tokens.png"]
+    assert [p.name for p in plots] == [
+        "accuracy_per_method.png",
+        "accuracy_vs_coverage.png",  # the records store each answer's confidence
+        "accuracy_vs_prompt_tokens.png",
+    ]
+    assert "## Accuracy vs coverage (confidence thresholds)" in shown.stdout
     assert all(p.read_bytes()[:8] == PNG_MAGIC for p in plots)
     assert (report_dir / "report.md").read_text().startswith("# Evaluation report")
 

@@ -152,6 +152,7 @@ def test_sql_solver_error_flag_tokens_and_detail(resources) -> None:
     assert pred.answer == ["2001"] and pred.error and model.remaining == 0
     assert pred.input_tokens > 50 and pred.output_tokens > 0
     assert pred.detail["code_errors"] == 1 and pred.detail["solver"] == "sql"
+    assert pred.detail["confidence"] == 0.25  # one program run, repaired (solve/confidence.py)
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,10 @@ def test_vote_and_process_df_predictions(resources, sandbox) -> None:
     res, _ = resources([both] * 40, sandbox=sandbox)
     vote = make_method("vote", res, {}).run(example("first season?", ["2001"]))
     assert vote.answer == ["2001"] and not vote.error and vote.detail["solver"].startswith("vote:")
-    assert vote.input_tokens > 0
+    assert vote.input_tokens > 0 and vote.detail["confidence"] == 1.0  # 11 of 11 runs agree
+    res, model = resources([both] * 3, sandbox=sandbox)
+    one = make_method("vote", res, {"vote_k": "1"}).run(example("first season?", ["2001"]))
+    assert one.answer == ["2001"] and one.detail["confidence"] == 1.0 and model.remaining == 0
     res, _ = resources(["```python\ndef process_df(df):\n    return 1 / 0\n```"] * 2, sandbox)
     broken = make_method("process_df", res, {}).run(example("first season?", ["2001"]))
     assert broken.error and "ZeroDivisionError" in (broken.error_message or "")

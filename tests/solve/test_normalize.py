@@ -94,3 +94,10 @@ def test_answer_key_groups_equal_answers() -> None:
     assert answer_key(["a", "b"]) == answer_key(["b", "a"])
     assert answer_key(["January 6, 1979"]) == answer_key(["1979-01-06"])
     assert answer_key(["2005"]) != answer_key(["2006"])
+
+
+def test_placeholders_are_no_value() -> None:
+    from tablerag_agents.solve.normalize import is_placeholder
+
+    assert all(is_placeholder(t) for t in ["None", "NaN", "N/A", "null", " ", ""])
+    assert not any(is_placeholder(t) for t in ["0", "no", "Nancy", "none of them"])

@@ -1,0 +1,77 @@
+"""The answer's confidence in the graph: a vote's agreement, a single run's estimate, and
+``min_confidence`` flagging or withholding answers below it."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import ScriptedChatModel, sql_reply
+from graph_runs import run_graph
+from tablerag_agents.graphs import Context, GraphAnswer, build_graph
+from tablerag_agents.graphs.context import LOW_CONFIDENCE
+
+FIRST = 'SELECT MIN("Year") FROM t'
+ASK = {"question": "first season?", "tables": ["seasons"]}
+
+
+def _answer(resources_factory, seasons_table, replies, ctx: Context) -> tuple[GraphAnswer, str]:
+    model = ScriptedChatModel(replies)
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = run_graph(graph, ASK, ctx)
+    assert model.remaining == 0
+    return GraphAnswer.model_validate(out["answer"]), str(out["messages"][-1].content)
+
+
+def test_an_answer_below_min_confidence_is_withheld_and_says_so(
+    resources_factory, seasons_table
+) -> None:
+    ctx = Context(solver="sql", min_confidence=0.6, low_confidence="abstain")
+    answer, reply = _answer(resources_factory, seasons_table, [sql_reply(FIRST)], ctx)
+    # One clean SQL run is worth 0.5 (solve/confidence.py): below 0.6.
+    assert (answer.abstained, answer.low_confidence, answer.confidence) == (True, True, 0.5)
+    assert answer.text == LOW_CONFIDENCE and answer.items == [] and answer.best_guess == "2001"
+    assert reply == (
+        "Not confident enough to answer: confidence 0.50 is below the minimum 0.60 "
+        "(best guess '2001')."
+    )
+
+
+def test_an_answer_below_min_confidence_is_flagged_by_default(
+    resources_factory, seasons_table
+) -> None:
+    ctx = Context(solver="sql", min_confidence=0.6)
+    answer, reply = _answer(resources_factory, seasons_table, [sql_reply(FIRST)], ctx)
+    assert (answer.text, answer.abstained, answer.low_confidence) == ("2001", False, True)
+    assert answer.best_guess == "" and answer.cited_cells
+    assert reply.endswith("(Low confidence: 0.50, below the minimum 0.60; check the cited cells.)")
+    answer, reply = _answer(
+        resources_factory, seasons_table, [sql_reply(FIRST)], Context(solver="sql")
+    )
+    assert not answer.low_confidence and "Low confidence" not in reply
+
+
+def test_an_answer_after_a_retry_is_less_sure(resources_factory, seasons_table) -> None:
+    replies = [sql_reply(f"SELECT nope{i} FROM t") for i in range(3)] + ["Final Answer: 2001"]
+    ctx = Context(solver="sql", retry_solvers=["read_table"])
+    answer, _ = _answer(resources_factory, seasons_table, replies, ctx)
+    # A reading (0.35) after a solver that gave no value (x 0.5).
+    assert (answer.text, answer.solver, answer.confidence) == ("2001", "read_table", 0.175)
+
+
+def test_context_rejects_settings_outside_their_range() -> None:
+    with pytest.raises(ValueError, match="vote_k must be >= 1"):
+        Context(vote_k=0)
+    with pytest.raises(ValueError, match=r"min_confidence must be in \[0, 1\]"):
+        Context(min_confidence=1.5)
+
+
+@pytest.mark.sandbox
+def test_a_unanimous_vote_is_confident(resources_factory, seasons_table) -> None:
+    replies = [
+        sql_reply(FIRST),
+        "```python\ndef process_df(df):\n    return df['Year'].astype(int).min()\n```",
+        "Final Answer: 2001",
+    ]
+    ctx = Context(solver="vote", vote_k=1, min_confidence=0.9, low_confidence="abstain")
+    answer, reply = _answer(resources_factory, seasons_table, replies, ctx)
+    assert (answer.text, answer.confidence, answer.low_confidence) == ("2001", 1.0, False)
+    assert answer.solver == "vote:sql" and "2001" in reply
