@@ -38,7 +38,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from _results import result_path
 from _wtq_split import SPLIT_RULE, pin_sample, wtq_sample
 
@@ -205,7 +204,8 @@ def record_of(ex: QAExample, solver: str, res: SolverResult, root: Path) -> dict
         "output_tokens": res.output_tokens,
         "cached_tokens": res.cached_tokens,
         "seconds": round(res.seconds, 3),
-        "candidates": res.candidates,
+        "votes": [v.model_dump() for v in res.votes],
+        "confidence": res.confidence,
         "truncated": res.truncated,
         "provenance": res.provenance.model_dump(),
         "trace": [s.model_dump() for s in res.trace],
@@ -258,8 +258,12 @@ class RetryChain:
 def combined_record(
     combo: Any, members: list[dict[str, Any]], ex: QAExample, root: Path
 ) -> dict[str, Any]:
-    """Run a retry chain or a VotingSolver over recorded member results: one record."""
-    res = combo.solve(SolverContext.from_df(ex.question, pd.DataFrame({"x": [0]})))
+    """Run a retry chain or a VotingSolver over recorded member results: one record.
+
+    The table is read again: the vote checks every answer against its cells.
+    """
+    table = read_wtq_table(ex.table_path)
+    res = combo.solve(SolverContext.from_df(ex.question, table, table_id=ex.table_path.stem))
     ran = set(res.tried)
     res.seconds = sum(m["seconds"] for m in members if m["solver"] in ran)
     rec = record_of(ex, combo.name, res, root)

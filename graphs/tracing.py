@@ -71,8 +71,14 @@ def summarize(update: dict[str, Any]) -> dict[str, Any]:
             continue
         if key == "attempts" and value:
             last = value[-1]
-            out[key] = {k: last.get(k) for k in ("solver", "answer", "error", "tried")}
+            fields = ("solver", "answer", "error", "tried", "confidence")
+            out[key] = {k: last.get(k) for k in fields}
             out[key]["steps"] = [_step(step) for step in last.get("trace") or []]
+            if last.get("votes"):  # a vote: who said what, and why a run was left out
+                out[key]["votes"] = [
+                    {"source": v["source"], "answer": "|".join(v["items"]), "dropped": v["dropped"]}
+                    for v in last["votes"]
+                ]
             continue
         text = repr(value)
         out[key] = value if len(text) <= _SUMMARY_CHARS else text[: _SUMMARY_CHARS - 1] + "…"

@@ -36,6 +36,8 @@ NOT_YES_NO = "not a yes/no answer"
 
 MAX_UNIQUE = 20_000
 """Distinct values read per column (bounds the cost of the cell check on huge tables)."""
+MAX_TEXTS = 200_000
+"""Distinct texts read over all columns; past it the cell check passes every answer."""
 
 _COUNTS = re.compile(
     r"\bcount\s*\(|\blen\s*\(|\.(?:count|nunique)\s*\(|\.shape\s*\[\s*0\s*\]|\.size\b|"
@@ -69,25 +71,45 @@ def counts_rows(code: str) -> bool:
 class TableCells:
     """The normalised cell and header texts of some tables, for "is it a cell?" checks.
 
+    A column's distinct values beyond ``max_unique`` are not read; when the
+    tables hold more than ``max_texts`` distinct texts, reading stops and
+    :meth:`has` says yes to everything (an unread cell must not make an
+    answer look implausible).
+
     Args:
         tables: The tables, by id.
         max_unique: Distinct values read per column.
+        max_texts: Distinct texts read over all columns.
     """
 
-    def __init__(self, tables: Mapping[str, pd.DataFrame], *, max_unique: int = MAX_UNIQUE):
+    def __init__(
+        self,
+        tables: Mapping[str, pd.DataFrame],
+        *,
+        max_unique: int = MAX_UNIQUE,
+        max_texts: int = MAX_TEXTS,
+    ):
         """Keep the tables; the texts are read on first use."""
         self.tables = tables
         self.max_unique = max_unique
+        self.max_texts = max_texts
         self.rows = sum(len(frame) for frame in tables.values())
 
     @cached_property
-    def _texts(self) -> tuple[frozenset[str], str]:
+    def _texts(self) -> tuple[frozenset[str], str] | None:
+        """The texts and their joined form; None when there were too many to read."""
         found: set[str] = set()
         for frame in self.tables.values():
             found.update(normalize_text(str(c)) for c in frame.columns)
             for col in range(frame.shape[1]):
-                values = frame.iloc[:, col].dropna().astype(str)
-                found.update(normalize_text(v) for v in pd.unique(values)[: self.max_unique])
+                if len(found) > self.max_texts:
+                    return None
+                column = frame.iloc[:, col].dropna()
+                try:  # distinct values first: only those become text
+                    values = pd.unique(column)[: self.max_unique]
+                except TypeError:  # unhashable cells (lists)
+                    values = pd.unique(column.astype(str))[: self.max_unique]
+                found.update(normalize_text(str(v)) for v in values)
         found.discard("")
         # One string with every text between spaces: a whole-word part is one search.
         return frozenset(found), "\n".join(f" {t} " for t in sorted(found))
@@ -97,6 +119,8 @@ class TableCells:
         norm = normalize_text(text)
         if not norm:
             return False
+        if self._texts is None:
+            return True
         exact, joined = self._texts
         return norm in exact or f" {norm} " in joined
 

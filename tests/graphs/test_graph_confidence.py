@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fakes import ScriptedChatModel, sql_reply
 from graph_runs import run_graph
-from tablerag_agents.graphs import Context, GraphAnswer, build_graph
+from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult, build_graph
 from tablerag_agents.graphs.context import LOW_CONFIDENCE
 
 FIRST = 'SELECT MIN("Year") FROM t'
@@ -72,6 +72,16 @@ def test_a_unanimous_vote_is_confident(resources_factory, seasons_table) -> None
         "Final Answer: 2001",
     ]
     ctx = Context(solver="vote", vote_k=1, min_confidence=0.9, low_confidence="abstain")
-    answer, reply = _answer(resources_factory, seasons_table, replies, ctx)
+    model = ScriptedChatModel(replies)
+    graph = build_graph(resources_factory(model, seasons_table))
+    _, out = run_graph(graph, ASK, ctx)
+    result = TableQAResult.from_output(out)
+    answer = result.answer
     assert (answer.text, answer.confidence, answer.low_confidence) == ("2001", 1.0, False)
-    assert answer.solver == "vote:sql" and "2001" in reply
+    assert answer.solver == "vote:sql" and model.remaining == 0
+    solved = next(r for r in result.trace if r["node"] == "solve")["produced"]["attempts"]
+    assert solved["confidence"] == 1.0
+    assert solved["votes"] == [
+        {"source": s, "answer": "2001", "dropped": None}
+        for s in ("sql", "process_df", "read_table")
+    ]

@@ -69,10 +69,12 @@ def test_only_real_answers_are_implausible() -> None:
     assert not implausible(NOT_YES_NO) and not implausible(None)
 
 
-def test_the_cell_check_reads_few_values_of_huge_columns() -> None:
-    big = pd.DataFrame({"id": [f"row {i}" for i in range(50)]})
-    assert TableCells({"t": big}).has("row 49")
+def test_the_cell_check_reads_a_bounded_number_of_values() -> None:
+    big = pd.DataFrame({"id": [f"row {i}" for i in range(50)], "n": [[i] for i in range(50)]})
+    assert TableCells({"t": big}).has("row 49") and not TableCells({"t": big}).has("row 50")
     assert not TableCells({"t": big}, max_unique=10).has("row 49")
+    # Too many texts to read: nothing can be called "not a cell".
+    assert TableCells({"t": big}, max_texts=20).has("row 50")
 
 
 def _result(items: list[str], *, steps: list[TraceStep], code_errors: int = 0) -> SolverResult:
