@@ -6,7 +6,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -58,14 +57,13 @@ def create_app(
     """
     db = Path(db_path)
     uploads_path = Path(upload_dir) if upload_dir is not None else db.parent / "uploads"
-    ctx = context or Context()
-    if index_dir is not None:
-        ctx = replace(ctx, index_dir=str(index_dir))
+    index = str(index_dir) if index_dir is not None else None
     state = ServerState(
         resources=resources,
-        context=ctx,
+        context=context or Context(),
+        index_dir=index,
         uploads=UploadStore(uploads_path, resources, max_upload_bytes),
-        stateless_graph=build_graph(resources),
+        stateless_graph=build_graph(resources, index_dir=index),
     )
 
     @asynccontextmanager
@@ -75,11 +73,11 @@ def create_app(
         restored = await asyncio.to_thread(state.uploads.restore)
         if restored:
             logger.info("registered %d uploaded tables again", restored)
-        if ctx.index_dir is not None:  # load now: a bad index fails the start, not a request
-            await asyncio.to_thread(resources.corpus, ctx.index_dir)
+        if index is not None:  # load now: a bad index fails the start, not a request
+            await asyncio.to_thread(resources.corpus, index)
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
             state.threads = await ThreadStore.open(db)
-            state.graph = build_graph(resources, checkpointer=saver)
+            state.graph = build_graph(resources, index_dir=index, checkpointer=saver)
             try:
                 yield
             finally:

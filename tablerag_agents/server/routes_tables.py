@@ -75,8 +75,8 @@ def tables_router(max_upload_bytes: int) -> APIRouter:
         """The registered tables, and the size of the corpus index when one is served."""
         tables = await asyncio.to_thread(state.uploads.listing)
         out: dict[str, Any] = {"tables": tables, "index": None}
-        if state.context.index_dir is not None:
-            corpus = await asyncio.to_thread(state.resources.corpus, state.context.index_dir)
+        if state.index_dir is not None:
+            corpus = await asyncio.to_thread(state.resources.corpus, state.index_dir)
             out["index"] = {"tables": len(corpus)}
         return out
 

@@ -25,7 +25,8 @@ class ServerState:
 
     Attributes:
         resources: Models, sandbox and registered tables.
-        context: Graph settings of every run (solver, index...).
+        context: Graph settings of every run (solver, filters...).
+        index_dir: The corpus index the graphs are built over (None: none).
         uploads: Uploaded and registered tables.
         stateless_graph: The graph without a checkpointer (OpenAI endpoint).
         graph: The graph with the SQLite checkpointer (threads).
@@ -35,6 +36,7 @@ class ServerState:
 
     resources: Resources
     context: Context
+    index_dir: str | None
     uploads: UploadStore
     stateless_graph: CompiledStateGraph
     graph: CompiledStateGraph | None = None
@@ -60,9 +62,8 @@ class ServerState:
             raise ApiError(422, f"at most {MAX_TABLES_PER_MESSAGE} tables per message")
         known = set(self.resources.table_ids)
         unknown = [ref for ref in refs if ref not in known]
-        index_dir = self.context.index_dir
-        if unknown and index_dir is not None:
-            corpus = await asyncio.to_thread(self.resources.corpus, index_dir)
+        if unknown and self.index_dir is not None:
+            corpus = await asyncio.to_thread(self.resources.corpus, self.index_dir)
             unknown = [ref for ref in unknown if ref not in corpus]
         if unknown:
             listed = ", ".join(sorted(known)[:10]) or "none; upload one with POST /tables"
@@ -77,7 +78,7 @@ class ServerState:
         Raises:
             ApiError: 422 when no table is named or registered and no index is set.
         """
-        if not refs and not self.resources.table_ids and self.context.index_dir is None:
+        if not refs and not self.resources.table_ids and self.index_dir is None:
             raise ApiError(
                 422,
                 "no tables to answer over: upload one with POST /tables, "
