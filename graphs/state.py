@@ -2,8 +2,8 @@
 
 Tables never travel in the state: it holds their ids (registered tables or
 ids of the graph's corpus index), which the nodes resolve through the shared
-:class:`~tablerag_agents.resources.Resources`; a file path is never opened. So checkpointers, Studio and the
-backend can store and show every field.
+:class:`~tablerag_agents.resources.Resources`; a file path is never opened.
+So checkpointers, Studio and the backend can store and show every field.
 """
 
 from __future__ import annotations

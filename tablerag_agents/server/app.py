@@ -69,7 +69,6 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db.parent.mkdir(parents=True, exist_ok=True)
-        uploads_path.mkdir(parents=True, exist_ok=True)
         restored = await asyncio.to_thread(state.uploads.restore)
         if restored:
             logger.info("registered %d uploaded tables again", restored)

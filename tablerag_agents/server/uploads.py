@@ -51,8 +51,11 @@ def table_summary(table: Table, source: str) -> dict[str, Any]:
 class UploadStore:
     """Keep uploaded table files in one folder and register them in the resources.
 
-    Each upload becomes ``<random hex><suffix>`` plus a ``.json`` manifest; the
-    client's file name only gives the suffix and the caption.
+    Each upload is ``tables/<random hex><suffix>`` plus its manifest
+    ``manifests/<random hex>.json`` (two folders, so a ``.json`` table and its
+    manifest never share a name); the client's file name only gives the suffix
+    and the caption. Manifests written next to the files by earlier versions
+    are still read.
 
     Args:
         directory: Where uploads are kept.
@@ -66,6 +69,16 @@ class UploadStore:
         self.max_bytes = max_bytes
         self._sources: dict[str, str] = {}
         self._lock = threading.Lock()
+
+    @property
+    def files_dir(self) -> Path:
+        """The folder of the uploaded files."""
+        return self.directory / "tables"
+
+    @property
+    def manifests_dir(self) -> Path:
+        """The folder of the uploads' manifests."""
+        return self.directory / "manifests"
 
     @staticmethod
     def suffix_of(filename: str) -> str:
@@ -95,7 +108,7 @@ class UploadStore:
         stem = PurePosixPath(name).stem
         key = uuid.uuid4().hex
         table_id = f"{(_SLUG.sub('_', stem.lower()).strip('_') or 'table')[:40]}-{key[:6]}"
-        path = self.directory / f"{key}{suffix}"
+        path = self.files_dir / f"{key}{suffix}"
         try:
             size = self._copy(data, path)
             table = load_table(path, id=table_id, caption=caption or stem, quiet=True)
@@ -114,7 +127,7 @@ class UploadStore:
             "bytes": size,
             "uploaded_at": time.time(),
         }
-        path.with_suffix(".json").write_text(json.dumps(manifest))
+        (self.manifests_dir / f"{key}.json").write_text(json.dumps(manifest))
         self._register(table, "upload")
         return {**table_summary(table, "upload"), "filename": name, "bytes": size}
 
@@ -139,16 +152,23 @@ class UploadStore:
             self._sources[table.id] = source
 
     def restore(self) -> int:
-        """Register the tables uploaded before a restart; returns how many."""
+        """Create the folders; register the tables uploaded before a restart (how many)."""
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.manifests_dir.mkdir(parents=True, exist_ok=True)
         restored = 0
-        for manifest_path in sorted(self.directory.glob("*.json")):
+        for manifest_path, folder in [
+            *((m, self.files_dir) for m in sorted(self.manifests_dir.glob("*.json"))),
+            *((m, self.directory) for m in sorted(self.directory.glob("*.json"))),  # old layout
+        ]:
             try:
                 manifest = json.loads(manifest_path.read_text())
-                path = self.directory / PurePosixPath(str(manifest["file"])).name
+                path = folder / PurePosixPath(str(manifest["file"])).name
+                if path == manifest_path:  # an old .json upload: its manifest overwrote it
+                    raise ValueError("the file was overwritten by its manifest; upload it again")
                 table = load_table(
                     path, id=str(manifest["id"]), caption=str(manifest["caption"]), quiet=True
                 )
-            except (OSError, ValueError, KeyError, TableLoadError) as exc:
+            except (OSError, ValueError, KeyError, TypeError, TableLoadError) as exc:
                 logger.warning("skipping upload %s: %s", manifest_path.name, exc)
                 continue
             self._register(table, "upload")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fake_model import question
 
 
@@ -24,8 +22,10 @@ def test_an_uploaded_table_is_stored_safely_listed_and_answerable(serve, tmp_pat
         table = response.json()
         assert table["id"].startswith("sales_figures-") and table["rows"] == 3
         assert table["columns"] == ["n", "value"] and table["caption"] == "sales by month"
-        stored = sorted(p.name for p in uploads.iterdir())
-        assert len(stored) == 2 and all(len(Path(name).stem) == 32 for name in stored)
+        (stored,) = (uploads / "tables").iterdir()
+        (manifest,) = (uploads / "manifests").iterdir()
+        assert stored.name.endswith(".csv") and len(stored.stem) == 32
+        assert manifest.name == f"{stored.stem}.json"
         assert not (tmp_path / "etc").exists()
         listed = {t["id"]: t for t in client.get("/tables").json()["tables"]}
         assert listed[table["id"]]["source"] == "upload" and "numbers" in listed
@@ -54,7 +54,7 @@ def test_upload_errors_are_413_415_and_422_with_the_loader_message(serve, tmp_pa
         assert str(uploads) not in _error(garbage)  # no server paths in messages
         no_file = client.post("/tables", data={"caption": "x"})
         assert no_file.status_code == 422 and "'file'" in _error(no_file)
-        assert list(uploads.iterdir()) == []  # nothing half-stored
+        assert [p for p in uploads.rglob("*") if p.is_file()] == []  # nothing half-stored
         ok = client.post("/tables", files={"file": ("ok.csv", b"a,b\n1,2\n")})
         assert ok.status_code == 201  # still serving
 
