@@ -283,6 +283,13 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest table upload, in MB.")
     ] = 20.0,
+    max_uploads: Annotated[
+        int, typer.Option(min=1, help="Most uploaded tables kept (then 507).")
+    ] = 1000,
+    max_upload_total_mb: Annotated[
+        float,
+        typer.Option(min=0.001, help="Most MB of uploaded files kept (then 507)."),
+    ] = 512.0,
     solver: SolverOption = "fallback",
     settings: SetOption = None,
 ) -> None:
@@ -297,6 +304,8 @@ def serve(
         index_dir=index_dir,
         tables_dir=tables,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        max_uploads=max_uploads,
+        max_upload_total_bytes=int(max_upload_total_mb * 1024 * 1024),
         context=_context(solver, settings),
         announce=console.print,
     )

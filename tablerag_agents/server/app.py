@@ -20,7 +20,11 @@ from tablerag_agents.server.routes_tables import tables_router
 from tablerag_agents.server.routes_threads import threads_router
 from tablerag_agents.server.state import ServerState
 from tablerag_agents.server.store import ThreadStore
-from tablerag_agents.server.uploads import UploadStore
+from tablerag_agents.server.uploads import (
+    DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
+    DEFAULT_MAX_UPLOADS,
+    UploadStore,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +40,8 @@ def create_app(
     db_path: str | Path,
     token: str | None = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    max_uploads: int = DEFAULT_MAX_UPLOADS,
+    max_upload_total_bytes: int = DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
     index_dir: str | Path | None = None,
     upload_dir: str | Path | None = None,
     context: Context | None = None,
@@ -47,6 +53,8 @@ def create_app(
         db_path: SQLite file for thread checkpoints (created if missing).
         token: When set, every request needs ``Authorization: Bearer <token>``.
         max_upload_bytes: Largest table file ``POST /tables`` accepts.
+        max_uploads: Most uploaded tables the server keeps (then 507).
+        max_upload_total_bytes: Most bytes of uploaded files it keeps (then 507).
         index_dir: A saved corpus index to answer over (questions without tables).
         upload_dir: Where uploaded tables are kept (default: ``uploads/`` next to
             ``db_path``); they are registered again at start-up.
@@ -62,7 +70,13 @@ def create_app(
         resources=resources,
         context=context or Context(),
         index_dir=index,
-        uploads=UploadStore(uploads_path, resources, max_upload_bytes),
+        uploads=UploadStore(
+            uploads_path,
+            resources,
+            max_upload_bytes,
+            max_uploads=max_uploads,
+            max_total_bytes=max_upload_total_bytes,
+        ),
         stateless_graph=build_graph(resources, index_dir=index),
     )
 

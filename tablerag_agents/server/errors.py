@@ -26,6 +26,7 @@ _TYPES = {
     415: "unsupported_media_type",
     422: "invalid_request_error",
     503: "service_unavailable",
+    507: "insufficient_storage",
 }
 
 

@@ -27,6 +27,8 @@ def serve(
     index_dir: Path | None = None,
     tables_dir: Path | None = None,
     max_upload_bytes: int,
+    max_uploads: int,
+    max_upload_total_bytes: int,
     context: Context | None = None,
     announce: Callable[[str], None] = logger.info,
 ) -> None:
@@ -53,6 +55,8 @@ def serve(
             db_path=db_path or default_db_path(settings),
             token=token,
             max_upload_bytes=max_upload_bytes,
+            max_uploads=max_uploads,
+            max_upload_total_bytes=max_upload_total_bytes,
             index_dir=index_dir,
             context=context,
         )

@@ -82,3 +82,29 @@ def test_the_bearer_token_is_required_on_every_request(serve) -> None:
         assert reply.json()["message"]["answer"]["text"] == "14"
         lower = client.get("/tables", headers={"Authorization": "bearer s3cret"})
         assert lower.status_code == 200
+
+
+def _files(folder) -> list:
+    return sorted(p.name for p in folder.rglob("*") if p.is_file())
+
+
+def test_uploads_have_a_count_and_a_total_size_quota(serve, tmp_path) -> None:
+    uploads = tmp_path / "uploads"
+    small = b"n,value\n1,1\n2,4\n"  # 16 bytes
+    live = serve(upload_dir=uploads, max_uploads=3, max_upload_total_bytes=40)
+    with live.client() as client:
+        for name in ("a.csv", "b.csv"):
+            assert client.post("/tables", files={"file": (name, small)}).status_code == 201
+        over = client.post("/tables", files={"file": ("c.csv", small)})  # 48 > 40 bytes
+        assert over.status_code == 507 and over.json()["error"]["code"] == "upload_quota"
+        assert "40-byte limit" in _error(over) and "hold 32" in _error(over)
+        assert len(_files(uploads / "tables")) == 2  # nothing of the refused file is kept
+        assert client.post("/tables", files={"file": ("d.csv", b"n\n1\n")}).status_code == 201
+        full = client.post("/tables", files={"file": ("e.csv", b"n\n1\n")})
+        assert full.status_code == 507 and "max_uploads=3" in _error(full)
+        assert len(client.get("/tables").json()["tables"]) == 4  # 3 uploads + "numbers"
+    live.__exit__()
+    again = serve(upload_dir=uploads, max_uploads=3, max_upload_total_bytes=40)
+    with again.client() as client:  # restored uploads count against the quota
+        refused = client.post("/tables", files={"file": ("f.csv", b"n\n1\n")})
+        assert refused.status_code == 507 and "holds 3 uploaded tables" in _error(refused)
