@@ -268,8 +268,13 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     token: Annotated[
-        str | None,
-        typer.Option(envvar="TABLERAG_TOKEN", help="Require 'Authorization: Bearer TOKEN'."),
+        list[str] | None,
+        typer.Option(
+            envvar="TABLERAG_TOKEN",
+            help="Require 'Authorization: Bearer TOKEN'. Repeat it (or separate tokens by "
+            "spaces in TABLERAG_TOKEN) for several clients: each token's uploads and threads "
+            "are its own.",
+        ),
     ] = None,
     db: Annotated[
         Path | None, typer.Option(help="SQLite file for threads (default: the cache dir).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -38,7 +38,7 @@ def create_app(
     resources: Resources,
     *,
     db_path: str | Path,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
     max_uploads: int = DEFAULT_MAX_UPLOADS,
     max_upload_total_bytes: int = DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
@@ -51,7 +51,9 @@ def create_app(
     Args:
         resources: Models, sandbox and registered tables (the caller closes them).
         db_path: SQLite file for thread checkpoints (created if missing).
-        token: When set, every request needs ``Authorization: Bearer <token>``.
+        token: When set, every request needs ``Authorization: Bearer <token>``;
+            several tokens are several clients, each with its own uploads and
+            threads (see :mod:`tablerag_agents.server.auth`).
         max_upload_bytes: Largest table file ``POST /tables`` accepts.
         max_uploads: Most uploaded tables the server keeps (then 507).
         max_upload_total_bytes: Most bytes of uploaded files it keeps (then 507).
@@ -109,5 +111,5 @@ def create_app(
     app.include_router(threads_router(MAX_JSON_BYTES))
     app.include_router(tables_router(max_upload_bytes))
     if token:
-        app.add_middleware(BearerTokenMiddleware, token=token)
+        app.add_middleware(BearerTokenMiddleware, tokens=token)
     return app

@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 _TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
     409: "conflict_error",

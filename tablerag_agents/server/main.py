@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tablerag_agents.config import Settings
@@ -22,7 +22,7 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     db_path: Path | None = None,
     index_dir: Path | None = None,
     tables_dir: Path | None = None,

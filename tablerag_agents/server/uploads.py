@@ -1,4 +1,4 @@
-"""Uploaded tables: stored under generated names, loaded, registered, restored at start."""
+"""Uploaded tables: stored under generated names, owned, loaded, registered, restored at start."""
 
 from __future__ import annotations
 
@@ -56,9 +56,10 @@ def table_summary(table: Table, source: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Upload:
-    """An uploaded table's files and size."""
+    """An uploaded table: its owner (None: every client), files and size."""
 
     table_id: str
+    owner: str | None
     file: Path
     manifest: Path
     bytes: int
@@ -70,9 +71,12 @@ class UploadStore:
     Each upload is ``tables/<random hex><suffix>`` plus its manifest
     ``manifests/<random hex>.json`` (two folders, so a ``.json`` table and its
     manifest never share a name); the client's file name only gives the suffix
-    and the caption. Manifests written next to the files by earlier versions
-    are still read. The server holds at most ``max_uploads`` uploads of
-    ``max_total_bytes`` together: past that, uploads are refused (507).
+    and the caption. Each upload belongs to the client that sent it: other
+    clients neither see nor use it. Tables registered otherwise (``--tables``)
+    are every client's. Manifests written next to the files by earlier
+    versions (which had no owners) are still read, as every client's tables.
+    The server holds at most ``max_uploads`` uploads of ``max_total_bytes``
+    together: past that, uploads are refused (507).
 
     Args:
         directory: Where uploads are kept.
@@ -134,8 +138,10 @@ class UploadStore:
             )
         return suffix
 
-    def save(self, filename: str, data: BinaryIO, caption: str | None = None) -> dict[str, Any]:
-        """Store, load and register an uploaded table (blocking: run it in a thread).
+    def save(
+        self, filename: str, data: BinaryIO, owner: str, caption: str | None = None
+    ) -> dict[str, Any]:
+        """Store, load and register ``owner``'s uploaded table (blocking: run it in a thread).
 
         Raises:
             ApiError: 415 unsupported suffix, 413 too large, 507 the server's
@@ -149,13 +155,20 @@ class UploadStore:
             self._pending += 1
             room = self.max_total_bytes - sum(u.bytes for u in self._uploads.values())
         try:
-            return self._store(name, stem, suffix, data, caption, room)
+            return self._store(name, stem, suffix, data, caption, room, owner)
         finally:
             with self._lock:
                 self._pending -= 1
 
     def _store(
-        self, name: str, stem: str, suffix: str, data: BinaryIO, caption: str | None, room: int
+        self,
+        name: str,
+        stem: str,
+        suffix: str,
+        data: BinaryIO,
+        caption: str | None,
+        room: int,
+        owner: str,
     ) -> dict[str, Any]:
         key = uuid.uuid4().hex
         path = self.files_dir / f"{key}{suffix}"
@@ -165,6 +178,7 @@ class UploadStore:
             table = load_table(path, id=self._new_id(stem), caption=caption or stem, quiet=True)
             manifest = {
                 "id": table.id,
+                "owner": owner,
                 "file": path.name,
                 "filename": name,
                 "caption": table.caption,
@@ -174,7 +188,7 @@ class UploadStore:
             with self._lock:
                 self._check_bytes(size)
                 manifest_path.write_text(json.dumps(manifest))
-                self._uploads[table.id] = Upload(table.id, path, manifest_path, size)
+                self._uploads[table.id] = Upload(table.id, owner, path, manifest_path, size)
                 self.resources.add_table(table)
                 self._sources[table.id] = "upload"
         except TableLoadError as exc:
@@ -261,14 +275,19 @@ class UploadStore:
                     path, id=str(manifest["id"]), caption=str(manifest["caption"]), quiet=True
                 )
                 size = path.stat().st_size
+                owner = manifest.get("owner")
+                if owner is not None and not isinstance(owner, str):
+                    raise ValueError(f"bad owner {owner!r}")
             except (OSError, ValueError, KeyError, TypeError, TableLoadError) as exc:
                 logger.warning("skipping upload %s: %s", manifest_path.name, exc)
                 continue
             if table.id in self.resources.table_ids:
                 logger.warning("skipping upload %s: id %r is taken", manifest_path.name, table.id)
                 continue
+            if owner is None:
+                logger.warning("upload %r has no owner (an older version): every client sees it")
             with self._lock:
-                self._uploads[table.id] = Upload(table.id, path, manifest_path, size)
+                self._uploads[table.id] = Upload(table.id, owner, path, manifest_path, size)
             self._register(table, "upload")
             restored += 1
         return restored
@@ -281,10 +300,44 @@ class UploadStore:
             count += 1
         return count
 
-    def listing(self) -> list[dict[str, Any]]:
-        """The registered tables, as the API lists them."""
+    def visible(self, owner: str) -> list[str]:
+        """Ids of the registered tables ``owner`` may use (its uploads and shared tables)."""
+        with self._lock:
+            uploads = dict(self._uploads)
+        return [
+            table_id
+            for table_id in self.resources.table_ids
+            if (upload := uploads.get(table_id)) is None or upload.owner in (None, owner)
+        ]
+
+    def listing(self, owner: str) -> list[dict[str, Any]]:
+        """The registered tables ``owner`` may use, as the API lists them."""
         out = []
-        for table_id in self.resources.table_ids:
-            table = self.resources.get_table(table_id)
+        for table_id in self.visible(owner):
+            try:
+                table = self.resources.get_table(table_id)
+            except TableLoadError:
+                continue  # deleted meanwhile
             out.append(table_summary(table, self._sources.get(table_id, "registered")))
         return out
+
+    def delete(self, table_id: str, owner: str) -> None:
+        """Delete ``owner``'s upload: unregister it, remove its files (blocking).
+
+        Raises:
+            ApiError: 404 for no table ``owner`` may use, 403 for a table
+                that is not its own upload.
+        """
+        if table_id not in self.visible(owner):
+            raise ApiError(404, f"no table {table_id!r}", "unknown_table")
+        with self._lock:
+            upload = self._uploads.get(table_id)
+            if upload is None or upload.owner != owner:
+                raise ApiError(
+                    403, f"table {table_id!r} is not your upload: it cannot be deleted", "forbidden"
+                )
+            del self._uploads[table_id]
+            self._sources.pop(table_id, None)
+            self.resources.remove_table(table_id)
+        upload.manifest.unlink(missing_ok=True)
+        upload.file.unlink(missing_ok=True)
