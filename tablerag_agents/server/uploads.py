@@ -216,7 +216,8 @@ class UploadStore:
             raise ApiError(
                 507,
                 f"the server holds {held} uploaded tables, its limit (max_uploads="
-                f"{self.max_uploads}): no room for another",
+                f"{self.max_uploads}): no room for another; delete one of yours with "
+                "DELETE /tables/{id}",
                 "upload_quota",
             )
 
@@ -227,7 +228,8 @@ class UploadStore:
             raise ApiError(
                 507,
                 f"no room for {size} more bytes: the server's uploads hold {used} of their "
-                f"{self.max_total_bytes}-byte limit (max_upload_total_bytes)",
+                f"{self.max_total_bytes}-byte limit (max_upload_total_bytes); delete one of "
+                "yours with DELETE /tables/{id}",
                 "upload_quota",
             )
 
