@@ -99,9 +99,8 @@ def threads_router(max_json_bytes: int) -> APIRouter:
         if body.tables is not None:
             await threads.set_tables(thread_id, tables)
         state.check_answerable(tables, client)
-        inputs: dict[str, Any] = {"question": body.content}
-        if tables:
-            inputs["tables"] = tables
+        # Always sent: the checkpointed input keeps the last value, the registry is the truth.
+        inputs: dict[str, Any] = {"question": body.content, "tables": tables}
         context = state.run_context(client)
         run = state.runs.start(GraphRun(graph, inputs, context=context, thread_id=thread_id))
         if stream:

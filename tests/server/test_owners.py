@@ -75,6 +75,9 @@ def test_threads_belong_to_their_client_and_tables_are_checked_on_every_message(
         again = _ask(alice, thread_id)  # the thread still names the deleted table
         assert again.status_code == 422 and mine in _error(again)
         assert alice.delete(f"/tables/{mine}").status_code == 404
+        moved_on = _ask(alice, thread_id, tables=[])  # back to the tables Alice may use
+        assert moved_on.status_code == 200, moved_on.text
+        assert moved_on.json()["message"]["answer"]["table_ids"] == ["numbers"]
 
 
 def test_one_token_can_keep_its_users_apart_with_a_client_id(serve) -> None:
