@@ -40,7 +40,7 @@ from tablerag_agents.graphs.nodes.solve import make_solve, next_solver
 from tablerag_agents.graphs.state import InputState, OutputState, State
 from tablerag_agents.graphs.tracing import Node, traced
 
-from tablerag_agents.errors import GraphRunError, TableRAGError
+from tablerag_agents.errors import ConfigError, GraphRunError, TableRAGError
 from tablerag_agents.resources import Resources, default_resources
 from tablerag_agents.tables import load_tables
 
@@ -189,6 +189,8 @@ class _DeploymentTables:
         res = default_resources()
         with self._lock:
             if self._folder and self._done is not res:
+                if not Path(self._folder).is_dir():
+                    raise ConfigError(f"{TABLES_DIR_ENV}={self._folder!r} is not a folder")
                 ids = [res.add_table(table) for table in load_tables(self._folder)]
                 logger.info("registered %d tables from %s", len(ids), self._folder)
                 self._done = res
@@ -202,7 +204,7 @@ def served_graph() -> CompiledStateGraph:
     use (ids: their paths in the folder without the extension) and
     ``TABLERAG_INDEX_DIR`` a saved corpus index. Clients name tables by these
     ids; a file path or an ``index_dir`` from a client is refused, and errors
-    reach them with their message.
+    reach them with their message (a wrong folder too, at the first run).
     """
     index_dir = os.environ.get(INDEX_DIR_ENV) or None
     resources = ResourcesGetter(_DeploymentTables(os.environ.get(TABLES_DIR_ENV)), index_dir)

@@ -138,3 +138,16 @@ def test_the_python_api_opens_files_before_the_run(tmp_path: Path) -> None:
         )
         assert result.answer == "Van" and result.table_ids == ["lakes"]
         assert res.table_ids == ["lakes"]  # registered by the caller, then named by id
+
+
+def test_a_wrong_deployment_folder_is_a_readable_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    res = Resources(chat_model=ScriptedChatModel([]), embeddings=BagOfWordsEmbeddings())
+    monkeypatch.setattr(resources_module, "_DEFAULT", res)
+    monkeypatch.setenv(graph_module.TABLES_DIR_ENV, str(tmp_path / "missing"))
+    try:
+        with pytest.raises(GraphRunError, match="ConfigError: TABLERAG_TABLES_DIR=.* not a folder"):
+            graph_module.served_graph().invoke({"question": "x?", "tables": ["t"]})
+    finally:
+        res.close()
