@@ -115,11 +115,9 @@ class UploadStore:
         """The folder of the uploads' manifests."""
         return self.directory / "manifests"
 
-    @property
-    def used_bytes(self) -> int:
-        """Bytes of the uploaded files kept."""
-        with self._lock:
-            return sum(u.bytes for u in self._uploads.values())
+    def _used(self) -> int:
+        """Bytes of the uploaded files kept (call under the lock)."""
+        return sum(u.bytes for u in self._uploads.values())
 
     @staticmethod
     def suffix_of(filename: str) -> str:
@@ -153,7 +151,7 @@ class UploadStore:
         with self._lock:
             self._check_count()
             self._pending += 1
-            room = self.max_total_bytes - sum(u.bytes for u in self._uploads.values())
+            room = self.max_total_bytes - self._used()
         try:
             return self._store(name, stem, suffix, data, caption, room, owner)
         finally:
@@ -223,7 +221,7 @@ class UploadStore:
 
     def _check_bytes(self, size: int) -> None:
         """Refuse ``size`` more bytes past ``max_total_bytes`` (call under the lock)."""
-        used = sum(u.bytes for u in self._uploads.values())
+        used = self._used()
         if used + size > self.max_total_bytes:
             raise ApiError(
                 507,
