@@ -39,7 +39,16 @@ class Context:
     index_dir: str | None = field(
         default=None,
         metadata={
-            "description": "Folder of a saved corpus index to search when no table is given."
+            "description": "Refused when set: the corpus index is configuration of whoever "
+            "builds or deploys the graph (build_graph(index_dir=...), TABLERAG_INDEX_DIR, "
+            "tablerag serve --index), never chosen by a run."
+        },
+    )
+    table_scope: list[str] | None = field(
+        default=None,
+        metadata={
+            "description": "Registered table ids this run may use (None: all of them); it "
+            "narrows what a run sees and never adds a table."
         },
     )
     top_k_tables: int = field(
@@ -172,7 +181,14 @@ class Context:
     )
 
     def __post_init__(self) -> None:
-        """Reject settings outside their range."""
+        """Refuse a corpus folder chosen per run (a request must not pick server files) and
+        settings outside their range."""
+        if self.index_dir is not None:
+            raise ValueError(
+                f"index_dir={self.index_dir!r} is not a run setting: the corpus index is "
+                "chosen where the graph is built (build_graph(resources, index_dir=...); the "
+                "langgraph.json graph reads TABLERAG_INDEX_DIR; tablerag serve takes --index)"
+            )
         if self.vote_k < 1:
             raise ValueError(f"vote_k must be >= 1, got {self.vote_k}")
         if not 0.0 <= self.min_confidence <= 1.0:
