@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _results import result_path, save_json
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import ValidationError
 from tablerag_agents.tools import TableRAGToolkit
@@ -149,8 +150,15 @@ def main() -> None:
         "--first-steps", default=None, help="forced first tools, comma-separated ('' for none)"
     )
     parser.add_argument("--max-steps", type=int, default=12, help="graph recursion limit")
-    parser.add_argument("--name", default="agent_tool_calling")
+    parser.add_argument(
+        "--name",
+        default="agent_tool_calling",
+        help="result file stem in bench/results/ (an existing one is kept: the new result "
+        "gets a timestamped name beside it unless --force)",
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite an existing result")
     args = parser.parse_args()
+    path = result_path(RESULTS / f"{args.name}.json", force=args.force)
 
     example = load_example()
     tool_names = args.tools.split(",") if args.tools else list(example.DEFAULT_TOOLS)
@@ -224,9 +232,7 @@ def main() -> None:
         "summary": summary,
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{args.name}.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+    save_json(path, out)
     print(json.dumps(summary, indent=2))
     print(f"saved {path}")
 

@@ -30,8 +30,10 @@ import httpx
 import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "server"))
+# The fake model lives with the server tests and imports the shared test fakes.
+sys.path[:0] = [str(ROOT / "tests" / "server"), str(ROOT / "tests"), str(ROOT / "bench")]
 
+from _results import add_output_args, result_path, save_json  # noqa: E402
 from fake_model import ProgramChatModel, expected_total, numbers_table, question  # noqa: E402
 from tablerag_agents.graphs import Context, build_graph  # noqa: E402
 
@@ -40,6 +42,7 @@ from tablerag_agents.server import create_app  # noqa: E402
 from tablerag_agents.tables import Table  # noqa: E402
 
 STREAMED_TURN = 1
+DEFAULT_OUT = ROOT / "bench" / "results" / "backend_load.json"
 
 
 def start_server(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
@@ -212,9 +215,9 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--model-delay", type=float, default=0.0, help="Seconds per model call.")
-    default_out = ROOT / "bench" / "results" / "backend_load.json"
-    parser.add_argument("--out", type=Path, default=default_out)
+    add_output_args(parser, DEFAULT_OUT)
     args = parser.parse_args()
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
     rows = max(300, args.conversations * args.turns)
     load_before = [round(x, 2) for x in os.getloadavg()]
     model = ProgramChatModel(sql_fails=True, delay_s=args.model_delay)
@@ -243,8 +246,8 @@ def main() -> None:
             }
         )
     print(json.dumps(report, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    save_json(out, report)
+    print(f"saved {out}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Measure the embedded local chat model: load time, prompt/generation speed,
 prompt-prefix caching and parallel decoding of several samples.
 
-    python bench/embedded_model.py [--out bench/results/embedded_model.json]
+    python bench/embedded_model.py [--out FILE]   # default: bench/results/embedded_model.json
 """
 
 from __future__ import annotations
@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 
 import httpx
+from _results import add_output_args, result_path, save_json
 
 from tablerag_agents.config import Settings
 from tablerag_agents.models.gguf import ensure_gguf
 from tablerag_agents.models.server import ALIAS, ServerParams, get_server
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "embedded_model.json"
 
 PREFIX = "You are a careful data analyst. The table below lists football seasons.\n" + "\n".join(
     f"| {1990 + i} | Division {i % 4 + 1} | {['1st', '2nd', '5th', '9th'][i % 4]} "
@@ -53,9 +56,10 @@ def chat(
 def main() -> None:
     """Run the measurements and save JSON."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", type=Path, default=Path("bench/results/embedded_model.json"))
+    add_output_args(ap, DEFAULT_OUT)
     ap.add_argument("--samples", type=int, default=4, help="parallel samples to decode")
     args = ap.parse_args()
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
     settings = Settings()
 
     started = time.perf_counter()
@@ -117,8 +121,8 @@ def main() -> None:
         "parallel_speedup": round(seq_s / par_s, 2),
     }
     print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    save_json(out, result)
+    print(f"saved {out}")
 
 
 if __name__ == "__main__":

@@ -8,22 +8,30 @@ sub-table; we report answer-cell recall
 fallbacks, tokens and seconds. PieTa's paper reports recall 97.8 at precision
 51.2 on WikiSQL (gold sub-table cells; ours counts the answer cell only).
 
-The sample is fixed by ``--seed`` and leaves out the questions of
-``bench/solvers_wtq.py``'s samples (seeds 0 and 2, 30 questions each, the
-second drawn without the first). Filters run one after the other over the whole
-sample (cheap ones first), records go to a JSONL file as they finish, and a
-rerun resumes from it.
+Questions come from the evaluation harness's split (``tablerag eval``): a
+question's side is fixed by a hash of its table and ``--seed`` orders the side;
+``--split dev`` (the default) is for tuning, ``--split test`` to report once.
+The sample is the first ``--n`` answer-in-a-cell questions of that order,
+leaving out the questions of ``bench/solvers_wtq.py``'s samples on the same
+split (seeds 0 and 2, 30 questions each, the second drawn without the first).
+The runs in ``bench/results`` named ``filters_wtq*`` without a split in their
+name predate this: they sampled training questions at random. Filters run one
+after the other over the whole sample (cheap ones first), records go to a JSONL
+file as they finish, and a rerun resumes from it.
 
-    python bench/filters.py --n 50                       # every filter
+    python bench/filters.py --n 50                       # every filter, dev seed 7
     python bench/filters.py --n 50 --filters semantic_dense,semantic_maxsim
     python bench/filters.py --n 50 --summary-only        # summary of what has finished
 
 ``llm_filter_columns`` (the column vote) also writes ``llm_filter_same_programs``:
 the sub-table vote over the same sampled programs, so the two rules are compared
-without sampling twice. Seed 7 is the tuning sample; a fresh one to report on:
+without sampling twice. After tuning on dev, report on a test sample:
 
-    python bench/filters.py --n 50 --seed 11 --exclude-filter-seeds 7 \
-        --filters semantic_dense,semantic_maxsim,llm_filter_columns --name filters_wtq_test
+    python bench/filters.py --split test --n 50 --seed 11 \
+        --filters semantic_dense,semantic_maxsim,llm_filter_columns
+
+The summary never replaces an existing file: it goes to a timestamped name
+beside it unless ``--force``.
 """
 
 from __future__ import annotations
@@ -31,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import random
 import statistics
 import time
 from collections.abc import Callable
@@ -39,15 +46,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from _results import result_path
+from _wtq_split import SPLIT_RULE, pin_sample, wtq_sample, wtq_side
 
 from tablerag_agents.config import Settings
-from tablerag_agents.evaluation.datasets import (
-    QAExample,
-    load_wtq,
-    read_wtq_table,
-    sample_examples,
-)
+from tablerag_agents.evaluation.datasets import QAExample, read_wtq_table
 from tablerag_agents.evaluation.metrics import bootstrap_ci
+from tablerag_agents.evaluation.splits import Split
 from tablerag_agents.filtering import SubTable, llm_filter, pieta_filter, semantic_filter
 from tablerag_agents.filtering.base import column_names
 from tablerag_agents.filtering.llm_filter import decide
@@ -65,13 +70,16 @@ def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--questions", type=Path, default=REPO / "../shared/data/wtq/training.tsv")
     ap.add_argument("--tables-root", type=Path, default=REPO / "../shared/data/wtq/")
+    ap.add_argument(
+        "--split", choices=["dev", "test"], default="dev", help="the harness's split (by table)"
+    )
     ap.add_argument("--n", type=int, default=50, help="questions in the sample")
     ap.add_argument("--seed", type=int, default=7, help="sample seed")
     ap.add_argument(
         "--exclude-seeds",
         default="0,2",
-        help="leave out the solvers_wtq samples of these seeds (drawn in this order, each "
-        "without the earlier ones, as solvers_wtq.py --exclude-seed did)",
+        help="leave out the solvers_wtq samples (same split) of these seeds (drawn in this "
+        "order, each without the earlier ones, as solvers_wtq.py --exclude-seed does)",
     )
     ap.add_argument("--exclude-n", type=int, default=30, help="size of each excluded sample")
     ap.add_argument(
@@ -91,14 +99,17 @@ def parse_args() -> argparse.Namespace:
         "--max-windows",
         type=int,
         default=16,
-        help="PieTa windows per round (the stride grows to stay within it); 0: no bound",
+        help="most PieTa windows per round (the stride, then the windows grow); 0: no bound",
     )
     ap.add_argument("--max-rounds", type=int, default=3, help="PieTa rounds")
     ap.add_argument("--max-cells", type=int, default=2000, help="PieTa cell cap")
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
-    ap.add_argument("--name", default="filters_wtq", help="results file stem")
+    ap.add_argument(
+        "--name", default=None, help="results file stem (default: filters_wtq_SPLIT_seedS)"
+    )
     ap.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--fresh", action="store_true", help="ignore earlier records of this run")
+    ap.add_argument("--force", action="store_true", help="overwrite an existing summary")
     ap.add_argument(
         "--summary-only", action="store_true", help="summarise the records on disk, run nothing"
     )
@@ -111,27 +122,42 @@ def answer_cells(df: pd.DataFrame, gold: NormalizedValue) -> int:
 
 
 def cell_answer_sample(
-    examples: list[QAExample], n: int, seed: int, excluded: set[str]
+    questions: Path, tables_root: Path, split: Split, n: int, seed: int, excluded: set[str]
 ) -> list[QAExample]:
-    """``n`` questions (fixed seed) whose single gold answer equals a cell of their table."""
-    pool = [e for e in examples if e.id not in excluded and len(e.answers) == 1]
-    random.Random(seed).shuffle(pool)
+    """The first ``n`` questions of the harness's ``split`` (in ``seed``'s order) whose single
+    gold answer equals a cell of their table."""
     picked: list[QAExample] = []
-    for ex in pool:
+    for ex in wtq_side(questions, tables_root, split, seed, exclude=excluded):
         if len(picked) == n:
             break
+        if len(ex.answers) != 1:
+            continue
         df = read_wtq_table(ex.table_path)
         if df.size and answer_cells(df, normalize_value(ex.answers[0])):
             picked.append(ex)
     return picked
 
 
-def excluded_ids(examples: list[QAExample], seeds: list[int], n: int) -> set[str]:
-    """Ids of the solver benchmark's samples, drawn as solvers_wtq.py drew them."""
-    out: list[QAExample] = []
+def excluded_ids(
+    questions: Path, tables_root: Path, split: Split, seeds: list[int], n: int
+) -> set[str]:
+    """Ids of the solver benchmark's samples on ``split``, each drawn without the earlier."""
+    out: set[str] = set()
     for seed in seeds:
-        out += sample_examples(examples, n, seed, exclude=out)
-    return {e.id for e in out}
+        out |= {e.id for e in wtq_sample(questions, tables_root, split, n, seed, exclude=out)}
+    return out
+
+
+def choose_sample(args: argparse.Namespace) -> tuple[list[QAExample], set[str], list[int]]:
+    """The run's sample, the ids left out, and the filter seeds whose samples were left out."""
+    where = (args.questions, args.tables_root, args.split)
+    seeds = [int(s) for s in args.exclude_seeds.split(",") if s.strip()]
+    excluded = excluded_ids(*where, seeds, args.exclude_n)
+    filter_seeds = [int(s) for s in args.exclude_filter_seeds.split(",") if s.strip()]
+    for seed in filter_seeds:
+        excluded |= {e.id for e in cell_answer_sample(*where, args.n, seed, excluded)}
+    sample = cell_answer_sample(*where, args.n, args.seed, excluded)
+    return sample, excluded, filter_seeds
 
 
 def build_filters(names: list[str], args: argparse.Namespace) -> dict[str, Callable[..., SubTable]]:
@@ -267,18 +293,17 @@ def main() -> None:
     args = parse_args()
     logging.basicConfig(level=logging.WARNING)
     names = [f.strip() for f in args.filters.split(",") if f.strip()]
-    examples = load_wtq(args.questions, args.tables_root)
-    seeds = [int(s) for s in args.exclude_seeds.split(",") if s.strip()]
-    excluded = excluded_ids(examples, seeds, args.exclude_n)
-    filter_seeds = [int(s) for s in args.exclude_filter_seeds.split(",") if s.strip()]
-    for seed in filter_seeds:
-        excluded |= {e.id for e in cell_answer_sample(examples, args.n, seed, excluded)}
-    sample = cell_answer_sample(examples, args.n, args.seed, excluded)[: args.limit]
+    sample, excluded, filter_seeds = choose_sample(args)
     assert not excluded & {e.id for e in sample}
+    args.name = args.name or f"filters_wtq_{args.split}_seed{args.seed}"
     args.out_dir.mkdir(parents=True, exist_ok=True)
     traces = args.out_dir / f"{args.name}.jsonl"
-    if args.fresh and traces.exists():
-        traces.unlink()
+    out = result_path(args.out_dir / f"{args.name}.json", force=args.force)
+    if args.fresh:
+        for old in (traces, traces.with_name(f"{args.name}.sample.json")):
+            old.unlink(missing_ok=True)
+    pin_sample(traces, sample, args.split)
+    sample = sample[: args.limit]
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if traces.exists():
         for line in traces.read_text(encoding="utf-8").splitlines():
@@ -317,7 +342,9 @@ def main() -> None:
         recs = [r for (qid, f), r in done.items() if qid in ids and f == name]
         if recs:
             rows[name] = summarize(recs)
-    title = f"WTQ {args.name}: {len(sample)} answer-in-a-cell questions (seed {args.seed})"
+    title = (
+        f"WTQ {args.name}: {len(sample)} answer-in-a-cell {args.split} questions (seed {args.seed})"
+    )
     print_summary(rows, title)
     # Slow filters may not have finished every question: compare all on the same ones.
     common = [ex.id for ex in sample if all((ex.id, name) in done for name in rows)]
@@ -337,8 +364,10 @@ def main() -> None:
         "name": args.name,
         "questions_file": str(args.questions),
         "n": len(sample),
+        "split": args.split,
+        "split_rule": SPLIT_RULE,
         "seed": args.seed,
-        "excluded_seeds": seeds,
+        "excluded_seeds": [int(s) for s in args.exclude_seeds.split(",") if s.strip()],
         "excluded_n": args.exclude_n,
         "excluded_filter_seeds": filter_seeds,
         "question_ids": [ex.id for ex in sample],
@@ -365,7 +394,6 @@ def main() -> None:
         "summary_common": common_rows,
         "traces": traces.name,
     }
-    out = args.out_dir / f"{args.name}.json"
     out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(f"saved {out} and {traces}")
 

@@ -13,15 +13,23 @@ gives a summary for 50 OTT-QA, 42 TabFact and 20 FeTaQA ones):
 ``tablerag eval --dataset ottqa ... --set wikipedia=true`` with
 ``TABLERAG_WIKI_INTROS=../shared/data/wiki/intros.jsonl.gz``.
 
-Splits: ``dev`` samples are for tuning; ``test`` samples exclude every WTQ
-question id found in any earlier ``bench/results`` file, so they are disjoint
-from everything looked at so far. Report a test figure once, after tuning.
+Splits are the evaluation harness's (``tablerag eval``): each question's side
+is fixed by a hash of its table, ``--seed`` orders the side, and ``--split dev``
+is for tuning. A ``--split test`` sample also leaves out every WTQ question id
+found in an earlier ``bench/results`` file (``--no-exclude-seen`` keeps them,
+giving ``tablerag eval``'s own sample). Report a test figure once, after
+tuning. The sample is frozen in ``NAME.sample.json`` when a run starts, so a
+resumed run answers the questions it started with; a sample frozen before the
+bench used the harness's split (random training questions) is refused.
 
     python bench/graph_wtq.py --split dev --seed 0 --n 30 --variants graph
+    python bench/graph_wtq.py --split dev --seed 0 --n 30 --variants graph,ground_literals
     python bench/graph_wtq.py --split test --seed 3 --n 100 \
-        --variants graph,filter_semantic,clarify_terms --name graph_wtq_test \
-        --summary-name graph_wtq_test_ablations
+        --variants graph,filter_semantic,clarify_terms --summary-name graph_wtq_test_v2
     python bench/graph_wtq.py ... --summary-only   # summary of what has finished (paired)
+
+The summary never replaces an existing file: it goes to a timestamped name
+beside it unless ``--force``.
 """
 
 from __future__ import annotations
@@ -36,11 +44,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _results import result_path
+from _wtq_split import SPLIT_RULE, wtq_sample
 from tablerag_agents.graphs import Context, TableQAResult, build_graph
 
 from tablerag_agents.config import Settings
-from tablerag_agents.evaluation.datasets import QAExample, load_wtq, read_wtq_table, sample_examples
+from tablerag_agents.evaluation.datasets import QAExample, load_wtq, read_wtq_table
 from tablerag_agents.evaluation.metrics import exact_match, paired_comparison
+from tablerag_agents.evaluation.splits import Split
 from tablerag_agents.resources import Resources
 from tablerag_agents.tables import Table
 
@@ -57,6 +68,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "clarify_terms": {"clarify_terms": True},
     "table_string": {"table_format": "string"},
     "table_html": {"table_format": "html"},
+    "ground_literals": {"ground_literals": True},
 }
 
 
@@ -68,6 +80,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--split", choices=["dev", "test"], required=True)
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--exclude-seen",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="leave out WTQ ids of earlier bench/results files (default: on for test)",
+    )
     ap.add_argument("--variants", default="graph", help=f"from {','.join(VARIANTS)}")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--name", default=None, help="results file stem")
@@ -76,6 +94,9 @@ def parse_args() -> argparse.Namespace:
         "--summary-only",
         action="store_true",
         help="run nothing; summarise the questions every variant has answered so far",
+    )
+    ap.add_argument(
+        "--force", action="store_true", help="overwrite an existing summary of this name"
     )
     return ap.parse_args()
 
@@ -98,6 +119,45 @@ def seen_question_ids(exclude: Path | None = None) -> set[str]:
             ids = data.get("question_ids", []) if isinstance(data, dict) else []
             seen.update(i for i in ids if isinstance(i, str) and i.startswith("nt-"))
     return seen
+
+
+def choose_sample(
+    questions: Path,
+    tables_root: Path,
+    split: Split,
+    n: int,
+    seed: int,
+    *,
+    frozen: Path,
+    exclude: set[str],
+) -> tuple[list[QAExample], int]:
+    """The run's sample on the harness's ``split``, and how many ids ``exclude`` left out.
+
+    A new run draws it and freezes the ids in ``frozen``; a resumed run reads them back.
+
+    Raises:
+        SystemExit: ``frozen`` was drawn on the other side, or before this bench
+            used the harness's split (its ``test`` meant random training questions).
+    """
+    if not frozen.exists():
+        sample = wtq_sample(questions, tables_root, split, n, seed, exclude=exclude)
+        record = {
+            "question_ids": [ex.id for ex in sample],
+            "excluded": len(exclude),
+            "split": split,
+            "split_rule": SPLIT_RULE,
+        }
+        frozen.parent.mkdir(parents=True, exist_ok=True)
+        frozen.write_text(json.dumps(record), encoding="utf-8")
+        return sample, len(exclude)
+    data = json.loads(frozen.read_text(encoding="utf-8"))
+    if data.get("split_rule") != SPLIT_RULE or data.get("split") != split:
+        raise SystemExit(
+            f"{frozen} holds a sample drawn by another rule ({data.get('split_rule', 'random')}, "
+            f"split {data.get('split')}); pass another --name for a {split} sample"
+        )
+    by_id = {ex.id: ex for ex in load_wtq(questions, tables_root)}
+    return [by_id[q] for q in data["question_ids"]], int(data.get("excluded", 0))
 
 
 def bootstrap_interval(values: list[bool], rounds: int = 2000, seed: int = 0) -> list[float]:
@@ -166,21 +226,17 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     name = args.name or f"graph_wtq_{args.split}_seed{args.seed}"
     traces = RESULTS / f"{name}.jsonl"
-    examples = load_wtq(args.questions, args.tables_root)
-    frozen = RESULTS / f"{name}.sample.json"
-    if frozen.exists():  # a resumed run answers the sample it started with
-        frozen_ids = json.loads(frozen.read_text(encoding="utf-8"))["question_ids"]
-        by_id = {ex.id: ex for ex in examples}
-        sample = [by_id[q] for q in frozen_ids]
-        exclude: set[str] = set()
-    else:
-        exclude = seen_question_ids(exclude=traces) if args.split == "test" else set()
-        sample = sample_examples(examples, args.n, args.seed, exclude=exclude)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        frozen.write_text(
-            json.dumps({"question_ids": [ex.id for ex in sample], "excluded": len(exclude)}),
-            encoding="utf-8",
-        )
+    exclude_seen = args.split == "test" if args.exclude_seen is None else args.exclude_seen
+    seen = seen_question_ids(exclude=traces) if exclude_seen else set()
+    sample, excluded = choose_sample(
+        args.questions,
+        args.tables_root,
+        args.split,
+        args.n,
+        args.seed,
+        frozen=RESULTS / f"{name}.sample.json",
+        exclude=seen,
+    )
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
@@ -215,11 +271,12 @@ def main() -> None:
     summary = {
         "name": name,
         "split": args.split,
+        "split_rule": SPLIT_RULE,
         "seed": args.seed,
         "n": len(ids),
         "complete": len(ids) == len(sample),
         "sample_size": len(sample),
-        "excluded_seen_ids": len(exclude) or json.loads(frozen.read_text())["excluded"],
+        "excluded_seen_ids": excluded,
         "load_average_at_end": list(os.getloadavg()),
         "question_ids": ids,
         "git_commit": commit,
@@ -230,7 +287,7 @@ def main() -> None:
         "summary": rows,
         "traces": traces.name,
     }
-    out = RESULTS / f"{args.summary_name or name}.json"
+    out = result_path(RESULTS / f"{args.summary_name or name}.json", force=args.force)
     out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(f"saved {out} and {traces}")
 

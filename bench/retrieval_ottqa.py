@@ -38,11 +38,13 @@ from tablerag_agents.retrieval.rerank_llm import (
 from tablerag_agents.tables.ottqa import load_ottqa_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import add_output_args, result_path, save_json  # noqa: E402
 from _retrieval_tuning import channel_score_cache, tune_weights  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 KS = (1, 5, 10)
+DEFAULT_OUT = REPO / "bench" / "results" / "retrieval_ottqa.json"
 METHODS = ("bm25", "bm25_fields", "dense", "rows", "colbert", "rrf", "hybrid")
 
 
@@ -80,7 +82,7 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--rerank-top", type=int, default=5)
     ap.add_argument("--latency-sample", type=int, default=100, help="questions timed one by one")
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "retrieval_ottqa.json")
+    add_output_args(ap, DEFAULT_OUT)
     return ap.parse_args()
 
 
@@ -221,6 +223,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     args = parse_args()
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
     questions = json.loads(args.questions.read_text(encoding="utf-8"))
     embeddings = get_embeddings()
     config = CorpusConfig(rows=args.rows)
@@ -270,9 +273,9 @@ def main() -> None:
         "methods": results,
         "llm_rerank": rerank,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    save_json(out, report)
     print_summary(report)
+    print(f"saved {out}")
 
 
 def print_summary(report: dict) -> None:

@@ -29,11 +29,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _results import add_output_args, result_path, save_json
 
 from tablerag_agents.sandbox import ExecResult, Sandbox, SandboxPolicy, codec
 from tablerag_agents.sandbox.bwrap import HOST_ENV, RuntimePaths
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "bench" / "results" / "sandbox.json"
 SNIPPET = (
     "hot = df[df['value'] > 0.5]\n"
     "top = hot.groupby('category')['value'].agg(['mean', 'count'])\n"
@@ -202,8 +204,9 @@ def main() -> None:
         help="untimed pause before each call in the 'with gap' mode (an agent's LLM think time)",
     )
     parser.add_argument("--skip-attacks", action="store_true", help="only measure speed")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "sandbox.json")
+    add_output_args(parser, DEFAULT_OUT)
     args = parser.parse_args()
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
 
     result: dict[str, Any] = {"load_avg_before": os.getloadavg(), "cpus": os.cpu_count()}
     result["speed"] = speed = bench_speed(args.rows, args.cold, args.warm, args.gap)
@@ -235,9 +238,8 @@ def main() -> None:
         for row in att["payloads"]:
             if row["verdict"] != "contained":
                 print(f"    NOT CONTAINED {row['name']}: {row['detail']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=str))
-    print(f"  saved {args.out}")
+    save_json(out, result)
+    print(f"  saved {out}")
 
 
 if __name__ == "__main__":

@@ -5,13 +5,12 @@ dates, categories of several cardinalities, free text), indexes them with the
 real local MiniLM embeddings at budget B, and reports build time (extraction
 vs embedding), prompt tokens for the same question, and memory.
 
-    python bench/scale.py [--rows 100000] [--budget 10000] [--out bench/results/scale.json]
+    python bench/scale.py [--rows 100000] [--budget 10000] [--out FILE]  # bench/results/scale.json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -21,12 +20,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _results import add_output_args, result_path, save_json
 
 from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings, get_embeddings
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.table_index.prompt import build_table_context
 from tablerag_agents.table_index.table_index import TableIndex, default_retriever_factory
-from tablerag_agents.table_index.tokens import count_tokens
 from tablerag_agents.tables.model import Table
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "scale.json"
 
 QUESTION = "How many orders did customer Maria Lopez place in Lyon that were delivered?"
 SCHEMA_QUERIES = [QUESTION, "customer name", "city of the order", "order status"]
@@ -144,8 +146,9 @@ def main() -> None:
     ap.add_argument(
         "--batch-size", type=int, default=256, help="embedding batch size (short cell texts)"
     )
-    ap.add_argument("--out", type=Path, default=Path("bench/results/scale.json"))
+    add_output_args(ap, DEFAULT_OUT)
     args = ap.parse_args()
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
 
     rss_start = rss_mb()
     load_start = os.getloadavg()
@@ -193,8 +196,7 @@ def main() -> None:
             "prompt_ratio": ratio <= 1.1,
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    save_json(out, result)
 
     print(
         f"embeddings: {result['embeddings']} (load + warm-up {model_load_s:.1f}s), "

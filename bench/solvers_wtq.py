@@ -10,11 +10,20 @@ graph's ``retry_solvers`` way, the first that produced a value answers) and
 program of the ``*_sc`` solvers).
 Per-question records go to a JSONL file as they finish; a rerun resumes from it.
 
-    python bench/solvers_wtq.py                          # 30 questions, seed 0
+Questions come from the evaluation harness's split (``tablerag eval``): a
+question's side is fixed by a hash of its table, ``--seed`` orders the side;
+``--split dev`` (the default) is for tuning, ``--split test`` to report once.
+The runs in ``bench/results`` named ``solvers_wtq*`` without a split in their
+name predate this: they sampled training questions at random.
+
+    python bench/solvers_wtq.py                          # 30 dev questions, seed 0
     python bench/solvers_wtq.py --solvers read_table,pyreact,sql,process_df,sql_sc,process_df_sc
-    python bench/solvers_wtq.py --seed 1 --exclude-seed 0 --name solvers_wtq_dev
+    python bench/solvers_wtq.py --seed 1 --exclude-seed 0   # another dev sample, disjoint
     python bench/solvers_wtq.py --solvers pyreact,pyreact_nocache --limit 10 \
-        --name solvers_wtq_prefix_cache               # prefix cache on vs off
+        --name solvers_wtq_prefix_cache_dev               # prefix cache on vs off
+
+The summary never replaces an existing file: it goes to a timestamped name
+beside it unless ``--force``.
 """
 
 from __future__ import annotations
@@ -30,15 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from _results import result_path
+from _wtq_split import SPLIT_RULE, pin_sample, wtq_sample
 
 from tablerag_agents.config import Settings
-from tablerag_agents.evaluation.datasets import (
-    QAExample,
-    load_wtq,
-    read_wtq_table,
-    sample_examples,
-)
+from tablerag_agents.evaluation.datasets import QAExample, read_wtq_table
 from tablerag_agents.evaluation.metrics import RunRecord, exact_match, summarize
+from tablerag_agents.evaluation.splits import Split
 from tablerag_agents.models import get_chat_model
 from tablerag_agents.sandbox import Sandbox
 from tablerag_agents.solve import (
@@ -71,10 +78,16 @@ def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--questions", type=Path, default=REPO / "../shared/data/wtq/training.tsv")
     ap.add_argument("--tables-root", type=Path, default=REPO / "../shared/data/wtq/")
+    ap.add_argument(
+        "--split", choices=["dev", "test"], default="dev", help="the harness's split (by table)"
+    )
     ap.add_argument("--n", type=int, default=30, help="questions in the sample")
     ap.add_argument("--seed", type=int, default=0, help="sample seed")
     ap.add_argument(
-        "--exclude-seed", type=int, default=None, help="leave out the --n sample of this seed"
+        "--exclude-seed",
+        type=int,
+        default=None,
+        help="leave out the --n sample of this seed (same split)",
     )
     ap.add_argument("--limit", type=int, default=None, help="only the first K sampled questions")
     ap.add_argument(
@@ -104,6 +117,12 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--max-tokens", type=int, default=400, help="max new tokens per LLM call")
     ap.add_argument(
+        "--ground-literals",
+        action="store_true",
+        help="SQL and process_df: rewrite a literal inside exactly one cell to that cell "
+        "(off by default, as in the library; runs before it was a switch had it on)",
+    )
+    ap.add_argument(
         "--no-prefix-cache", action="store_true", help="disable the server's prompt cache"
     )
     ap.add_argument(
@@ -112,10 +131,28 @@ def parse_args() -> argparse.Namespace:
         default=1,
         help="questions solved at once (the server has 4 slots; >1 inflates s/q)",
     )
-    ap.add_argument("--name", default="solvers_wtq", help="results file stem")
+    ap.add_argument(
+        "--name", default=None, help="results file stem (default: solvers_wtq_SPLIT_seedS)"
+    )
     ap.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results")
     ap.add_argument("--fresh", action="store_true", help="ignore earlier records of this run")
+    ap.add_argument("--force", action="store_true", help="overwrite an existing summary")
     return ap.parse_args()
+
+
+def choose_sample(
+    questions: Path,
+    tables_root: Path,
+    split: Split,
+    n: int,
+    seed: int,
+    exclude_seed: int | None = None,
+) -> list[QAExample]:
+    """``n`` questions of the harness's ``split`` (seed order), without ``exclude_seed``'s."""
+    exclude: set[str] = set()
+    if exclude_seed is not None:
+        exclude = {e.id for e in wtq_sample(questions, tables_root, split, n, exclude_seed)}
+    return wtq_sample(questions, tables_root, split, n, seed, exclude=exclude)
 
 
 def build_solvers(names: list[str], args: argparse.Namespace) -> dict[str, Any]:
@@ -134,6 +171,7 @@ def make_solver(
 ) -> Any:
     """One solver of the comparison by its name."""
     view = {"full_table_tokens": args.full_table_tokens}
+    grounding = {"ground_literals": args.ground_literals}
     if name == "read_table":
         return ReadTableSolver(model, context_tokens=settings.n_ctx)
     if name in ("pyreact", "pyreact_nocache"):
@@ -141,10 +179,10 @@ def make_solver(
         return PyReActSolver(chat, sandbox, max_iterations=args.max_iterations, **view)
     if name in ("sql", "sql_sc"):
         samples = args.samples if name == "sql_sc" else 1
-        return SQLSolver(model, samples=samples, **view)
+        return SQLSolver(model, samples=samples, **view, **grounding)
     if name in ("process_df", "process_df_sc"):
         samples = args.samples if name == "process_df_sc" else 1
-        return ProcessDfSolver(model, sandbox, samples=samples, **view)
+        return ProcessDfSolver(model, sandbox, samples=samples, **view, **grounding)
     raise SystemExit(f"unknown solver {name!r}; choose from {ALL_SOLVERS}")
 
 
@@ -280,15 +318,18 @@ def main() -> None:
     args = parse_args()
     logging.basicConfig(level=logging.WARNING)
     names = [s.strip() for s in args.solvers.split(",") if s.strip()]
-    examples = load_wtq(args.questions, args.tables_root)
-    exclude: list[QAExample] = []
-    if args.exclude_seed is not None:
-        exclude = sample_examples(examples, args.n, args.exclude_seed)
-    sample = sample_examples(examples, args.n, args.seed, exclude=exclude)[: args.limit]
+    sample = choose_sample(
+        args.questions, args.tables_root, args.split, args.n, args.seed, args.exclude_seed
+    )
+    args.name = args.name or f"solvers_wtq_{args.split}_seed{args.seed}"
     args.out_dir.mkdir(parents=True, exist_ok=True)
     traces = args.out_dir / f"{args.name}.jsonl"
-    if args.fresh and traces.exists():
-        traces.unlink()
+    out = result_path(args.out_dir / f"{args.name}.json", force=args.force)
+    if args.fresh:
+        for old in (traces, traces.with_name(f"{args.name}.sample.json")):
+            old.unlink(missing_ok=True)
+    pin_sample(traces, sample, args.split)
+    sample = sample[: args.limit]
     done = load_records(traces)
     solvers = build_solvers(names, args)
     started = time.perf_counter()
@@ -330,7 +371,7 @@ def main() -> None:
             records.append(combined_record(combo, recs, ex, args.tables_root))
         order.append(combo_name)
     rows = summary_rows(records, order)
-    title = f"WTQ {args.name}: {len(sample)} questions (seed {args.seed})"
+    title = f"WTQ {args.name}: {len(sample)} {args.split} questions (seed {args.seed})"
     print_summary(rows, title)
     code_rows = {k: v for k, v in rows.items() if k != "read_table"}
     ratio = None
@@ -342,12 +383,15 @@ def main() -> None:
         "name": args.name,
         "questions_file": str(args.questions),
         "n": len(sample),
+        "split": args.split,
+        "split_rule": SPLIT_RULE,
         "seed": args.seed,
         "exclude_seed": args.exclude_seed,
         "question_ids": [ex.id for ex in sample],
         "model": "embedded qwen2.5-coder-1.5b-instruct q4_k_m",
         "max_iterations": args.max_iterations,
         "max_tokens": args.max_tokens,
+        "ground_literals": args.ground_literals,
         "prefix_cache": not args.no_prefix_cache,
         "workers": args.workers,
         "wall_seconds_this_invocation": round(time.perf_counter() - started, 1),
@@ -355,7 +399,6 @@ def main() -> None:
         "best_over_read_table": ratio,
         "traces": traces.name,
     }
-    out = args.out_dir / f"{args.name}.json"
     out.write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(f"saved {out} and {traces}")
 

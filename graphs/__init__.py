@@ -10,7 +10,7 @@ Example:
 """
 
 from tablerag_agents.graphs.context import NOT_FOUND, Context
-from tablerag_agents.graphs.graph import build_graph, graph
+from tablerag_agents.graphs.graph import TableRAGGraph, build_graph, graph
 from tablerag_agents.graphs.result import GraphAnswer, TableQAResult
 from tablerag_agents.graphs.state import InputState, OutputState, State
 
@@ -22,6 +22,7 @@ __all__ = [
     "OutputState",
     "State",
     "TableQAResult",
+    "TableRAGGraph",
     "build_graph",
     "graph",
 ]

@@ -13,7 +13,7 @@ server) uses the process-wide :func:`~tablerag_agents.resources.default_resource
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -34,6 +34,9 @@ from tablerag_agents.graphs.state import InputState, OutputState, State
 from tablerag_agents.graphs.tracing import traced
 
 from tablerag_agents.resources import Resources, default_resources
+
+TableRAGGraph: TypeAlias = CompiledStateGraph[State, Context, InputState, OutputState]
+"""The compiled graph: it takes an :class:`InputState` and a :class:`Context`."""
 
 AfterTables = Literal["expand_query", "retrieve_schema_cells", "filter", "clarify", "solve"]
 
@@ -90,7 +93,7 @@ def build_graph(
     resources: Resources | None = None,
     *,
     checkpointer: BaseCheckpointSaver | None = None,
-) -> CompiledStateGraph:
+) -> TableRAGGraph:
     """Build and compile the TableRAG graph.
 
     Args:

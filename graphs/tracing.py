@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, LLMResult
@@ -16,7 +16,13 @@ from langgraph.runtime import Runtime
 from tablerag_agents.graphs.context import Context
 from tablerag_agents.graphs.state import State
 
-Node = Callable[[State, Runtime[Context]], dict[str, Any]]
+
+class Node(Protocol):
+    """A node: the state and the run's runtime in, a partial state update out."""
+
+    def __call__(self, state: State, runtime: Runtime[Context]) -> dict[str, Any]: ...
+
+
 _SUMMARY_CHARS = 300
 _SKIPPED = {"messages", "trace"}
 

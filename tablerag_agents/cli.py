@@ -241,9 +241,9 @@ def demo(
     stream: StreamOption = False,
 ) -> None:
     """Index the bundled sample tables and answer one question about each with the chat model."""
+    from tablerag_agents.evaluation.denotation import answers_match
     from tablerag_agents.qa import DEMO_QUESTIONS, answer_question, sample_tables_dir
     from tablerag_agents.retrieval.corpus_folder import index_tables
-    from tablerag_agents.solve.normalize import answers_match
 
     ctx = _context(solver, settings)
     index_dir = out or Path(Settings().cache_dir) / "demo-index"
@@ -360,6 +360,13 @@ def eval_(
             "(a run still going or stopped), marked partial when some are missing."
         ),
     ] = False,
+    allow_mixed_commits: Annotated[
+        bool,
+        typer.Option(
+            help="Resume records answered by other code (another commit or a dirty tree); "
+            "refused by default. The summary and the report list the commits."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate methods on a seeded dev/test sample; a rerun resumes a stopped run.
 
@@ -389,6 +396,7 @@ def eval_(
                 workers=workers,
                 progress=progress,
                 summary_only=summary_only,
+                allow_mixed_commits=allow_mixed_commits,
             )
         except KeyboardInterrupt:
             err_console.print(
@@ -404,6 +412,13 @@ def eval_(
             f"exceptions {m['exception_rate']:.0%}, {m['mean_seconds']:.1f} s/q "
             f"-> {outcome.summary_file}"
         )
+        commits = outcome.summary.get("answered_at_commits") or {}
+        if len(commits) > 1:
+            listed = ", ".join(f"{c} ({k})" for c, k in sorted(commits.items()))
+            err_console.print(
+                Text("warning: ", style="yellow")
+                + Text(f"{outcome.records.name} mixes answers of several commits: {listed}")
+            )
 
 
 def _questions_done(summary: dict[str, Any]) -> str:

@@ -73,6 +73,10 @@ class UnsafeIndexError(CorpusIndexError):
         super().__init__(f"refusing index at {self.path!r}: file {name!r} {reason}")
 
 
+class MalformedIndexError(UnsafeIndexError):
+    """A saved index file is not what its header claims (sizes, type), so it is not read."""
+
+
 class SandboxUnavailableError(TableRAGError):
     """The sandbox cannot run here; we refuse instead of running code unsafely."""
 

@@ -17,7 +17,7 @@ from importlib import resources as package_files
 from pathlib import Path
 from typing import Any
 
-from tablerag_agents.graphs import Context, build_graph
+from tablerag_agents.graphs import Context, InputState, build_graph
 from tablerag_agents.graphs.result import TableQAResult
 from tablerag_agents.resources import Resources, default_resources
 
@@ -57,12 +57,14 @@ def answer_question(
     ctx = context or Context()
     if index_dir is not None:
         ctx = replace(ctx, index_dir=str(index_dir))
-    inputs: dict[str, Any] = {"question": question}
+    inputs: InputState = {"question": question}
     if table_path is not None:
         inputs["tables"] = [str(table_path)]
     graph = build_graph(resources or default_resources())
     started = time.perf_counter()
     final: dict[str, Any] = {}
+    mode: str
+    chunk: Any
     for mode, chunk in graph.stream(
         inputs, context=ctx, stream_mode=["updates", "custom", "values"]
     ):

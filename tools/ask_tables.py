@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult
+from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult, TableRAGGraph
 from tablerag_agents.tools._base import TableTool
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.errors import TableRAGError
-
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
 
 #: Cited cells listed in the text for the model (the artifact has them all).
 MAX_CITED_SHOWN = 8
@@ -52,9 +49,9 @@ class AskTablesTool(TableTool):
     """Run settings of the graph (solver, filters, clarifiers...)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
-    _graph: CompiledStateGraph | None = PrivateAttr(default=None)
+    _graph: TableRAGGraph | None = PrivateAttr(default=None)
 
-    def _compiled(self) -> CompiledStateGraph:
+    def _compiled(self) -> TableRAGGraph:
         if self._graph is None:
             from tablerag_agents.graphs import build_graph
 

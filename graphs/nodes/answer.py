@@ -13,7 +13,7 @@ from tablerag_agents.graphs.result import REPLY_METADATA_KEY, GraphAnswer
 from tablerag_agents.graphs.state import State
 from tablerag_agents.prompts import load_prompt
 
-from tablerag_agents.solve.llm_calls import call_model
+from tablerag_agents.models.calls import call_model
 from tablerag_agents.solve.normalize import answer_key
 
 MAX_CITED = 20

@@ -83,7 +83,7 @@ def make_retrieve_tables(resources: ResourcesGetter) -> Any:
         hits = corpus.search(question, k=max(ctx.top_k_tables, 1), rerank_model=model)
         if not hits:
             raise ValueError("the corpus index has no tables")
-        found = [
+        found: list[dict[str, Any]] = [
             {"table_id": h.table_id, "score": float(h.score), "caption": h.caption} for h in hits
         ]
         best = found[0]["score"]

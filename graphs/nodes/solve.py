@@ -80,7 +80,13 @@ def make_solve(resources: ResourcesGetter) -> Any:
         progress(runtime, "solve", step=name, tables=state.get("table_ids"))
         sandbox = res.sandbox if needs_sandbox(name) else None
         embeddings = res.embeddings if needs_embeddings(name) else None
-        solver = make_solver(name, res.chat_model, sandbox, embeddings=embeddings)
+        solver = make_solver(
+            name,
+            res.chat_model,
+            sandbox,
+            embeddings=embeddings,
+            ground_literals=ctx.ground_literals,
+        )
         result: SolverResult = solver.solve(solver_context(state, ctx, res))
         progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
         return {"attempts": [*(state.get("attempts") or []), result.model_dump(mode="json")]}

@@ -3,7 +3,6 @@
 from tablerag_agents.clarify.offline_wiki import OfflineWikipedia, normalize_title
 from tablerag_agents.clarify.provider import get_wikipedia_provider
 from tablerag_agents.clarify.summary import (
-    drop_answer_sentences,
     header_query,
     split_sentences,
     table_summary,
@@ -27,7 +26,6 @@ __all__ = [
     "WikipediaProvider",
     "clarify_terms",
     "detokenize",
-    "drop_answer_sentences",
     "get_wikipedia_provider",
     "header_query",
     "normalize_title",

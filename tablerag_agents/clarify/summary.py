@@ -2,8 +2,8 @@
 
 Wu's TableRAG looks up the page for the table's caption and, when that fails, a
 search built from the headers. The page is background for the solver, never
-a replacement for the table; in evaluation, sentences that contain a gold
-answer are removed from it (:func:`drop_answer_sentences`).
+a replacement for the table; an evaluation removes the sentences that contain
+a gold answer (:mod:`tablerag_agents.evaluation.wiki_redaction`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from collections.abc import Sequence
 
 from tablerag_agents.clarify.wiki import WikiPage, WikipediaProvider, truncate_text
 from tablerag_agents.retrieval.tokenize import Tokenizer
-from tablerag_agents.solve.normalize import normalize_text, parse_number
-from tablerag_agents.tables.values import numbers_in_text
 
 # When a search hit counts: its title shares two words with the query (all of a
 # one-word query) and covers this share of the query's words, or this share of
@@ -105,37 +103,3 @@ def table_summary(
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences at ``.``, ``!`` or ``?`` before a capital or a digit."""
     return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-
-
-def _contains_words(haystack: str, needle: str) -> bool:
-    return f" {needle} " in f" {haystack} "
-
-
-def drop_answer_sentences(text: str, answers: Sequence[str]) -> str:
-    """Remove the sentences of ``text`` that contain any of ``answers`` (Wu's rule).
-
-    For evaluation harnesses that pass gold answers; the library never calls it
-    itself. Text answers match whole words after normalisation (case, accents,
-    punctuation and articles ignored); number answers match numbers written
-    in any form (``"1,234"``, ``"1234"``, ``"1234.0"``), but not part of another
-    number (``"12"`` does not match ``"12.5"`` or ``"1,234"``).
-    """
-    numeric: list[float] = []
-    textual: list[str] = []
-    for answer in answers:
-        value = parse_number(str(answer))
-        if value is not None and re.search(r"\d", str(answer)):
-            numeric.append(value)
-        elif norm := normalize_text(str(answer)):
-            textual.append(norm)
-    if not numeric and not textual:
-        return text
-    kept = []
-    for sentence in split_sentences(text):
-        norm = normalize_text(sentence)
-        if any(_contains_words(norm, a) for a in textual):
-            continue
-        if numeric and numbers_in_text(sentence).intersection(numeric):
-            continue
-        kept.append(sentence)
-    return " ".join(kept)

@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
+from tablerag_agents.models.calls import call_model
 from tablerag_agents.prompts import load_prompt
-from tablerag_agents.solve.llm_calls import call_model
 from tablerag_agents.solve.parsing import fenced_blocks
 
 _PAIR = re.compile(r'"([^"\n]{1,80})"\s*:\s*"([^"\n]*)"')

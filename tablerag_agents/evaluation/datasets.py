@@ -1,4 +1,4 @@
-"""WikiTableQuestions (WTQ) loader, native table readers and a reproducible sampler.
+"""WikiTableQuestions (WTQ) loader and native table readers.
 
 The :class:`~tablerag_agents.evaluation.types.EvalExample` loaders for every
 benchmark are in :mod:`tablerag_agents.evaluation.loaders`; honest dev/test
@@ -8,8 +8,6 @@ samples are drawn by :mod:`tablerag_agents.evaluation.splits`.
 from __future__ import annotations
 
 import csv
-import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,23 +112,3 @@ def read_tabfact_table(path: str | Path) -> pd.DataFrame:
         return pd.read_csv(path, sep="#", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise TableLoadError(path, str(exc)) from exc
-
-
-def sample_examples(
-    examples: Sequence[QAExample],
-    n: int,
-    seed: int = 0,
-    *,
-    exclude: Sequence[QAExample] | set[str] = (),
-) -> list[QAExample]:
-    """Return ``n`` examples drawn without replacement with a fixed seed.
-
-    The same ``(examples, n, seed)`` always gives the same sample, in a stable
-    order. ``exclude`` (examples or ids) keeps a dev sample apart from a report
-    sample.
-    """
-    banned = {e if isinstance(e, str) else e.id for e in exclude}
-    pool = [e for e in examples if e.id not in banned]
-    if n > len(pool):
-        raise ValueError(f"cannot sample {n} of {len(pool)} examples")
-    return random.Random(seed).sample(pool, n)

@@ -37,6 +37,7 @@ from tablerag_agents.graphs.context_overrides import (
     context_from_settings,
     parse_value,
 )
+from tablerag_agents.graphs.state import InputState
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.resources import Resources
 from tablerag_agents.solve import SOLVER_NAMES, SolverContext, TraceStep, make_solver
@@ -57,6 +58,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "rand_row_sampling": {"context_tokens": int, "budget": int, "seed": int},
     "row_col_retrieval": {"context_tokens": int, "budget": int, "top_k": int},
     "pandas_agent": {"max_iterations": int, "max_seconds": float, "head_rows": int},
+    **{name: {"ground_literals": bool} for name in ("sql", "process_df", "fallback", "vote")},
 }
 """Settings each non-graph method reads, besides ``table_format`` (all solvers)."""
 _ALL_KEYS = CONTEXT_KEYS | {k for opts in _OPTIONS.values() for k in opts} | {"table_format"}
@@ -84,7 +86,8 @@ def make_method(name: str, resources: Resources, settings: dict[str, str]) -> Me
             ``graph`` reads every :class:`~tablerag_agents.graphs.Context` field;
             the others read ``table_format`` and their options (``budget``,
             ``seed``, ``top_k``, ``examples``, ``context_tokens``,
-            ``max_iterations``, ``max_seconds``, ``head_rows``) and ignore the
+            ``max_iterations``, ``max_seconds``, ``head_rows``, ``ground_literals``)
+            and ignore the
             rest, so one set of settings can serve several methods.
 
     Raises:
@@ -129,7 +132,7 @@ class GraphMethod:
 
     def run(self, example: EvalExample) -> Prediction:
         """Ask the graph (several tables go in as several tables)."""
-        inputs: dict[str, Any] = {"question": task_question(example)}
+        inputs: InputState = {"question": task_question(example)}
         started = time.perf_counter()
         try:
             if self.context.index_dir is None:
@@ -185,7 +188,7 @@ class SolverMethod:
                 self.name, res.chat_model, embeddings=embeddings, prompt=prompt, **self.options
             )
         sandbox = res.sandbox if needs_sandbox(self.name) else None
-        return make_solver(self.name, res.chat_model, sandbox)
+        return make_solver(self.name, res.chat_model, sandbox, **self.options)
 
     def run(self, example: EvalExample) -> Prediction:
         """Solve over the example's tables (the first is the main table)."""

@@ -2,7 +2,7 @@
 ROUGE-L, HITS@k, bootstrap intervals, and run statistics.
 
 - QA answers (WTQ, OTT-QA, JSONL) match when their items equal the gold items as
-  sets under :func:`tablerag_agents.solve.normalize.answers_match` (numbers by
+  sets under :func:`tablerag_agents.evaluation.denotation.answers_match` (numbers by
   value, dates by date, text normalised); an empty answer is wrong.
 - TabFact verdicts are normalised to ``"1"``/``"0"`` by :func:`normalize_fact_label`.
 - FeTaQA: sacreBLEU (0-100, corpus BLEU as the headline, sentence BLEU per
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from tablerag_agents.evaluation.denotation import answers_match
 from tablerag_agents.evaluation.types import EvalExample, Prediction
-from tablerag_agents.solve.normalize import answers_match
 
 
 def exact_match(predicted: str | Sequence[object] | None, gold: Sequence[str]) -> bool:

@@ -5,7 +5,9 @@ The JSONL file starts with a header line holding the run's :class:`RunSpec`
 one scored question, appended and flushed as soon as it finishes. Reopening
 the file resumes the run: the ids already recorded are skipped, and a header
 that differs from the new run's spec is refused, so one file never mixes two
-configurations.
+configurations. Each record names the code that answered it (``git_commit``);
+resuming with other code (another commit, a dirty tree, or code git cannot
+name) is refused unless asked for (:func:`check_same_code`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +27,11 @@ logger = logging.getLogger(__name__)
 
 FORMAT = "tablerag-eval/1"
 """Tag of the header line (a file in another format is refused, not guessed)."""
+
+DIRTY = "+dirty"
+"""Suffix of the code label of a commit with uncommitted changes (``<sha>+dirty``)."""
+UNKNOWN_CODE = "unknown"
+"""Code label when git cannot name the commit (an installed copy, no git)."""
 
 
 class RunMismatchError(TableRAGError):
@@ -42,6 +49,59 @@ class RunMismatchError(TableRAGError):
             f"{path} holds a run with other settings ({listed}); refusing to append. "
             "Pass another --name (or --out), or delete the file to start over."
         )
+
+
+class MixedCommitsError(TableRAGError):
+    """Resuming a records file would add answers from other code than the recorded ones."""
+
+    def __init__(self, path: Path, recorded: Collection[str], current: str) -> None:
+        """Name the file, the commits that answered its records and this code's commit."""
+        self.path = path
+        self.recorded = sorted(recorded)
+        self.current = current
+        why = (
+            "this code has uncommitted changes"
+            if current.endswith(DIRTY)
+            else "git cannot name this code's commit"
+            if current == UNKNOWN_CODE
+            else f"this code is {current}"
+        )
+        super().__init__(
+            f"{path} holds answers from {', '.join(self.recorded)}; {why}, so resuming would "
+            "mix code versions in one run. Pass --allow-mixed-commits to resume anyway (the "
+            "summary and the report list the commits), or another --name (or --out) to start "
+            "afresh."
+        )
+
+
+def commits_of(records: Iterable[dict[str, Any]]) -> set[str]:
+    """The code labels (``git_commit``) that answered ``records``."""
+    return {str(r.get("git_commit", "unrecorded")) for r in records}
+
+
+def mixes_code(recorded: Collection[str], current: str) -> bool:
+    """True if answers of code ``current`` added to records of ``recorded`` mix versions.
+
+    Only records all from one clean commit, resumed at that commit, do not: a
+    dirty tree or code git cannot name may differ from itself between sessions.
+    """
+    if not recorded:
+        return False
+    return set(recorded) != {current} or current.endswith(DIRTY) or current == UNKNOWN_CODE
+
+
+def check_same_code(path: Path, current: str, *, allow_mixed: bool = False) -> None:
+    """Refuse to resume ``path`` with code ``current`` when that mixes code versions.
+
+    Raises:
+        MixedCommitsError: The recorded answers came from other code (or from a
+            tree that cannot be told apart), and ``allow_mixed`` is not set.
+    """
+    if allow_mixed or not path.exists() or path.stat().st_size == 0:
+        return
+    recorded = commits_of(read_records(path)[1])
+    if mixes_code(recorded, current):
+        raise MixedCommitsError(path, recorded, current)
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -3,7 +3,8 @@
 Honest by construction: every table and metric column is labelled with its
 split, a table requested as ``test`` refuses a ``dev`` run, runs of one
 dataset on different question samples get a note that they are not
-comparable, and a run of the pandas agent carries its security warning.
+comparable, a run whose questions were answered by several commits gets a
+note listing them, and a run of the pandas agent carries its security warning.
 """
 
 from __future__ import annotations
@@ -255,6 +256,21 @@ def comparability_notes(runs: Sequence[Run]) -> list[str]:
     return notes
 
 
+def mixed_commit_notes(runs: Sequence[Run]) -> list[str]:
+    """A note for each run whose questions were answered by more than one commit."""
+    notes = []
+    for run in runs:
+        counts = run.data.get("answered_at_commits") or {}
+        if len(counts) > 1:
+            listed = ", ".join(f"{c} ({k} questions)" for c, k in sorted(counts.items()))
+            notes.append(
+                f"Mixed commits: {run.label} ({run.path.name}) was answered by {len(counts)} "
+                f"versions of the code: {listed}; its figures mix them (the run was resumed "
+                "with --allow-mixed-commits)."
+            )
+    return notes
+
+
 def question_scores(run: Run) -> dict[str, float] | None:
     """Per-question scores of a run from the records file beside its summary.
 
@@ -369,7 +385,7 @@ def render_markdown(
             title += " (tuning sample: not a reported result)"
         lines += [title, "", *_table(group, split), ""]
     lines += paired_lines(runs, baseline)
-    notes = comparability_notes(runs)
+    notes = comparability_notes(runs) + mixed_commit_notes(runs)
     if notes:
         lines += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     lines += ["## Runs", ""]

@@ -23,11 +23,15 @@ from tqdm.auto import tqdm
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.records import (
+    DIRTY,
     FORMAT,
     RecordsFile,
     RunSpec,
     check_resumable,
+    check_same_code,
+    commits_of,
     find_prefix_run,
+    mixes_code,
     now_iso,
     read_records,
     summary_path,
@@ -90,6 +94,11 @@ def git_state(where: Path | None = None) -> dict[str, Any]:
     except (OSError, RuntimeError, subprocess.TimeoutExpired):
         return {"commit": "unknown", "dirty": None}
     return {"commit": commit, "dirty": dirty}
+
+
+def code_label(state: dict[str, Any]) -> str:
+    """The label records carry for the code that answered them: ``<sha>`` or ``<sha>+dirty``."""
+    return str(state["commit"]) + (DIRTY if state.get("dirty") else "")
 
 
 def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
@@ -159,27 +168,43 @@ def evaluate(
     workers: int = 1,
     progress: bool = True,
     background: dict[str, Any] | None = None,
+    allow_mixed_commits: bool = False,
 ) -> RunOutcome:
     """Run ``method`` on every example not yet in ``records_path``, then summarise.
 
     ``background`` (see :func:`background_sources`) is copied into the summary.
+    Records answered by other code (another commit, a dirty tree) are resumed,
+    or reused from a smaller run, only with ``allow_mixed_commits``.
 
     Raises:
         RunMismatchError: ``records_path`` holds a run with another spec.
+        MixedCommitsError: ``records_path`` holds answers of other code.
     """
     from tablerag_agents.evaluation.metrics import score
 
-    code = git_state()  # the code that answers this session's questions
-    code_label = code["commit"] + ("+dirty" if code.get("dirty") else "")
+    label = code_label(git_state())  # the code that answers this session's questions
+    check_resumable(records_path, spec)  # another configuration: the first thing to say
+    check_same_code(records_path, label, allow_mixed=allow_mixed_commits)
     reuse: list[dict[str, Any]] = []
     if not records_path.exists() and (found := find_prefix_run(records_path.parent, spec)):
         donor, reuse = found
-        logger.warning(
-            "%s: reusing %d records of %s (the same run on a prefix of this sample)",
-            records_path.name,
-            len(reuse),
-            donor.name,
-        )
+        if mixes_code(commits_of(reuse), label) and not allow_mixed_commits:
+            logger.warning(
+                "%s: not reusing the records of %s: they were answered at %s, this code is %s "
+                "(--allow-mixed-commits reuses them)",
+                records_path.name,
+                donor.name,
+                ", ".join(sorted(commits_of(reuse))),
+                label,
+            )
+            reuse = []
+        else:
+            logger.warning(
+                "%s: reusing %d records of %s (the same run on a prefix of this sample)",
+                records_path.name,
+                len(reuse),
+                donor.name,
+            )
     with RecordsFile.open(records_path, spec, reuse=reuse) as records:
         done = records.done_ids
         todo = [ex for ex in examples if ex.id not in done]
@@ -203,7 +228,7 @@ def evaluate(
                         "gold": example.answers,
                         **asdict(prediction),
                         **scores,
-                        "git_commit": code_label,
+                        "git_commit": label,
                     }
                 )
                 right += bool(scores.get("correct"))
@@ -282,6 +307,7 @@ def run_eval(
     workers: int = 1,
     progress: bool = True,
     summary_only: bool = False,
+    allow_mixed_commits: bool = False,
 ) -> list[RunOutcome]:
     """Evaluate each method on the seeded ``split`` sample of a dataset.
 
@@ -301,12 +327,16 @@ def run_eval(
         progress: Show a progress bar.
         summary_only: Ask nothing: summarise the questions each run has recorded
             so far (see :func:`summarize_recorded`).
+        allow_mixed_commits: Resume records answered by other code (another
+            commit, a dirty tree); the summary's ``answered_at_commits`` and the
+            report list them.
 
     Returns:
         One outcome per method, in order.
 
     Raises:
         RunMismatchError: A records file holds a run with another spec.
+        MixedCommitsError: A records file holds answers of other code.
         FileNotFoundError: ``summary_only`` and a method has no records file.
     """
     from tablerag_agents.evaluation.loaders import load_dataset
@@ -319,6 +349,7 @@ def run_eval(
     if not examples:
         raise ValueError(f"the {split} sample of {data_path} is empty")
     planned: list[tuple[str, RunSpec, Path]] = []
+    label = code_label(git_state())
     for method_name in methods:
         spec = RunSpec(
             dataset=dataset,
@@ -337,6 +368,8 @@ def run_eval(
         path = out_dir / f"{stem}.jsonl"
         # Refuse a bad name, setting or records file before any question runs.
         check_resumable(path, spec)
+        if not summary_only:
+            check_same_code(path, label, allow_mixed=allow_mixed_commits)
         planned.append((method_name, spec, path))
     background = background_sources(settings, resources.settings)
     if summary_only:
@@ -355,6 +388,7 @@ def run_eval(
             workers=workers,
             progress=progress,
             background=background,
+            allow_mixed_commits=allow_mixed_commits,
         )
         for method, (_, spec, path) in zip(made, planned, strict=True)
     ]

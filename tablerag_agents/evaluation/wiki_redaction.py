@@ -10,15 +10,51 @@ run (:func:`hidden_answers`); the library itself never sees gold answers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from tablerag_agents.clarify import drop_answer_sentences
+from tablerag_agents.clarify.summary import split_sentences
 from tablerag_agents.clarify.wiki import WikiPage, WikipediaProvider
 from tablerag_agents.resources import Resources
+from tablerag_agents.solve.normalize import normalize_text, parse_number
+from tablerag_agents.tables.values import numbers_in_text
 
 _HIDDEN: ContextVar[tuple[str, ...]] = ContextVar("tablerag_hidden_answers", default=())
+
+
+def _contains_words(haystack: str, needle: str) -> bool:
+    return f" {needle} " in f" {haystack} "
+
+
+def drop_answer_sentences(text: str, answers: Sequence[str]) -> str:
+    """Remove the sentences of ``text`` that contain any of ``answers`` (Wu's rule).
+
+    Text answers match whole words after normalisation (case, accents,
+    punctuation and articles ignored); number answers match numbers written
+    in any form (``"1,234"``, ``"1234"``, ``"1234.0"``), but not part of another
+    number (``"12"`` does not match ``"12.5"`` or ``"1,234"``).
+    """
+    numeric: list[float] = []
+    textual: list[str] = []
+    for answer in answers:
+        value = parse_number(str(answer))
+        if value is not None and re.search(r"\d", str(answer)):
+            numeric.append(value)
+        elif norm := normalize_text(str(answer)):
+            textual.append(norm)
+    if not numeric and not textual:
+        return text
+    kept = []
+    for sentence in split_sentences(text):
+        norm = normalize_text(sentence)
+        if any(_contains_words(norm, a) for a in textual):
+            continue
+        if numeric and numbers_in_text(sentence).intersection(numeric):
+            continue
+        kept.append(sentence)
+    return " ".join(kept)
 
 
 @contextmanager

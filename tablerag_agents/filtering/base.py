@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -101,22 +100,6 @@ def check_table(df: pd.DataFrame) -> None:
     """Raise ValueError when ``df`` has no rows or no columns."""
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise ValueError(f"cannot filter an empty table (shape {df.shape})")
-
-
-def named_columns(question: str, columns: Sequence[str]) -> list[str]:
-    """Columns whose whole name appears in the question (case-insensitive, as a phrase)."""
-    text = question.lower()
-    found = []
-    for col in columns:
-        name = " ".join(col.lower().split())
-        if not name.strip():
-            continue
-        # Word boundaries only where the name starts/ends with a word character.
-        head = r"(?<!\w)" if name[0].isalnum() else ""
-        tail = r"(?!\w)" if name[-1].isalnum() else ""
-        if re.search(head + re.escape(name).replace(r"\ ", r"\s+") + tail, text):
-            found.append(col)
-    return found
 
 
 @dataclass

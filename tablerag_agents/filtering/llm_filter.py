@@ -39,11 +39,13 @@ from tablerag_agents.filtering.base import (
     check_table,
     column_names,
     display_names,
-    named_columns,
 )
+from tablerag_agents.models.calls import LLMReply
+from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
+from tablerag_agents.retrieval.rows_columns import named_columns
 from tablerag_agents.sandbox import Sandbox, Session
-from tablerag_agents.solve.llm_calls import QUIET, LLMReply, sample_replies
+from tablerag_agents.solve.llm_calls import QUIET
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import DEFAULT_FULL_TABLE_TOKENS, clean_numbers, describe_table
 from tablerag_agents.solve.quoting import fix_python_apostrophes

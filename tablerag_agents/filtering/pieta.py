@@ -6,8 +6,8 @@ the model picks the cells each window needs; the union of the picks gives the
 rows and columns of the next table. This repeats on the smaller table until
 nothing changes or ``max_rounds`` is reached. Window prompts of one round go
 to the model as one ``batch`` (the local server decodes several at once and
-reuses the shared instruction prefix). ``max_windows`` bounds the calls of a
-round by lengthening the stride, ``max_cells`` the table that enters the windows.
+reuses the shared instruction prefix). ``max_windows`` caps the model calls of
+a round (see :func:`plan_grid`), ``max_cells`` the table that enters the windows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
@@ -38,7 +39,8 @@ logger = logging.getLogger(__name__)
 
 METHOD = "pieta"
 DEFAULT_MAX_WINDOWS = 16
-"""Windows per round by default (about a minute of the embedded model per round on 2 cores)."""
+"""Most windows (model calls) per round by default: about a minute of the embedded model
+per round on 2 cores, so at most ``16 * max_rounds`` calls per question."""
 DEFAULT_MAX_CELLS = 2000
 """A table with more cells is cut to this many before its windows (see :func:`pieta_filter`)."""
 Cell = tuple[int, str]
@@ -52,37 +54,57 @@ def window_starts(n: int, window: int, stride: int) -> list[int]:
     return sorted({min(i, n - window) for i in range(0, n, stride)})
 
 
+@dataclass(frozen=True)
+class WindowGrid:
+    """How one round cuts the table: windows of ``height`` x ``width`` cells, ``step`` apart."""
+
+    height: int
+    width: int
+    row_step: int
+    col_step: int
+
+    def count(self, n_rows: int, n_cols: int) -> int:
+        """Windows this grid cuts from an ``n_rows`` x ``n_cols`` table."""
+        rows = window_starts(n_rows, self.height, self.row_step)
+        return len(rows) * len(window_starts(n_cols, self.width, self.col_step))
+
+
 def divide(
-    rows: Sequence[int], columns: Sequence[str], window: int, stride: int
+    rows: Sequence[int], columns: Sequence[str], grid: WindowGrid
 ) -> list[tuple[list[int], list[str]]]:
     """The windows (row positions, column names) of a table, in raster order."""
     return [
-        (list(rows[i : i + window]), list(columns[j : j + window]))
+        (list(rows[i : i + grid.height]), list(columns[j : j + grid.width]))
         for i, j in product(
-            window_starts(len(rows), window, stride), window_starts(len(columns), window, stride)
+            window_starts(len(rows), grid.height, grid.row_step),
+            window_starts(len(columns), grid.width, grid.col_step),
         )
     ]
 
 
-def bounded_stride(
-    rows: Sequence[int], columns: Sequence[str], window: int, stride: int, max_windows: int | None
-) -> int:
-    """The smallest stride from ``stride`` up to ``window`` that cuts at most ``max_windows``.
+def plan_grid(
+    n_rows: int, n_cols: int, window: int, stride: int, max_windows: int | None
+) -> WindowGrid:
+    """The grid of one round: at most ``max_windows`` windows, every cell in one of them.
 
-    Stride 1 (the paper) puts each cell in up to w x w windows; a longer stride
-    keeps every cell in at least one window at a fraction of the model calls.
-    Past stride ``window`` (no overlap left) the count cannot shrink further:
-    ``window`` is returned and ``max_cells`` is what bounds the cost.
+    Within budget, the paper's ``window`` x ``window`` windows at ``stride``.
+    Over it, the stride grows first (up to ``window``: no overlap left); if
+    that still cuts too many windows, the windows grow, taller first and wider
+    only when the columns alone need more than ``max_windows`` windows. Larger
+    windows mean longer prompts, never an unseen cell or a call over budget.
     """
+    square = WindowGrid(window, window, stride, stride)
     if max_windows is None:
-        return stride
+        return square
     for step in range(stride, max(stride, window) + 1):
-        count = len(window_starts(len(rows), window, step)) * len(
-            window_starts(len(columns), window, step)
-        )
-        if count <= max_windows:
-            return step
-    return max(stride, window)
+        grid = WindowGrid(window, window, step, step)
+        if grid.count(n_rows, n_cols) <= max_windows:
+            return grid
+    col_groups = min(-(-n_cols // window), max_windows)
+    width = max(window, -(-n_cols // col_groups))
+    col_groups = -(-n_cols // width)
+    height = max(window, -(-n_rows // (max_windows // col_groups)))
+    return WindowGrid(height, width, height, width)
 
 
 def _ints(values: Any) -> list[int]:
@@ -216,9 +238,11 @@ def pieta_filter(
         max_rounds: Most divide/pick/union rounds.
         max_cells: A longer table is first cut to this many cells: the rows
             most similar to the question when ``embeddings`` is given, else the first rows.
-        max_windows: Window budget of one round: the stride grows (up to ``window``,
-            no overlap) until the round cuts at most this many windows. None: always
-            ``stride``, as in the paper (a 20 x 6 table is 72 windows per round at stride 1).
+        max_windows: Most windows (model calls) of one round, so at most
+            ``max_windows * max_rounds`` per question: the stride grows up to
+            ``window`` (no overlap), then the windows grow (see :func:`plan_grid`).
+            None: always ``window`` x ``window`` at ``stride``, as in the paper
+            (a 20 x 6 table is 72 windows per round at stride 1).
         embeddings: Optional embeddings for that pre-selection.
         max_concurrency: Window prompts sent at once (the local server has 4 slots).
         max_output_tokens: Cap on each reply (bound as ``max_tokens``; None: the model's).
@@ -238,8 +262,8 @@ def pieta_filter(
     history: list[dict[str, Any]] = []
     detail: dict[str, Any] = {"capped": capped, "rounds": history, "fixed_point": False}
     for _ in range(max_rounds):
-        step = bounded_stride(rows, cols, window, stride, max_windows)
-        windows = divide(rows, cols, window, step)
+        grid = plan_grid(len(rows), len(cols), window, stride, max_windows)
+        windows = divide(rows, cols, grid)
         prompts = [[HumanMessage(_prompt(question, df, r, c))] for r, c in windows]
         replies = chat.batch(
             prompts, config={"max_concurrency": max_concurrency}, return_exceptions=True
@@ -258,7 +282,8 @@ def pieta_filter(
         history.append(
             {
                 "windows": len(windows),
-                "stride": step,
+                "window": [grid.height, grid.width],
+                "stride": grid.row_step,
                 "unreadable": unreadable,
                 "cells": len(new_rows) * len(new_cols),
             }

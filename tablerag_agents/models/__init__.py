@@ -1,4 +1,8 @@
-"""Chat and embedding model factories (embedded offline defaults)."""
+"""Chat and embedding model factories (embedded offline defaults).
+
+Model calls with token accounting are in :mod:`.calls`, sampling in :mod:`.sampling`,
+offline token counting in :mod:`.tokens`.
+"""
 
 from langchain_core.callbacks import UsageMetadataCallbackHandler, get_usage_metadata_callback
 

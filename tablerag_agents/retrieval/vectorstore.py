@@ -15,7 +15,8 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
-from tablerag_agents.errors import IndexNotFoundError
+from tablerag_agents.errors import IndexNotFoundError, MalformedIndexError
+from tablerag_agents.retrieval.faiss_file import read_flat_index
 
 logger = logging.getLogger(__name__)
 
@@ -218,8 +219,13 @@ class FaissVectorStore(VectorStore):
     def load(cls, path: str | Path, embedding: Embeddings) -> FaissVectorStore:
         """Read a store written by ``save``.
 
+        The index file is untrusted: its header is checked against its length
+        and the docstore before FAISS reads it (see :mod:`.faiss_file`).
+
         Raises:
             IndexNotFoundError: If the folder or its files are missing.
+            MalformedIndexError: If the index file is not the one ``save`` writes
+                for this docstore (type, sizes, length or ids).
         """
         folder = Path(path)
         if not (folder / _INDEX_FILE).is_file() or not (folder / _DOCS_FILE).is_file():
@@ -227,7 +233,10 @@ class FaissVectorStore(VectorStore):
         store = cls(embedding)
         frame = pd.read_parquet(folder / _DOCS_FILE)
         if len(frame):
-            store._index = faiss.read_index(str(folder / _INDEX_FILE))
+            store._index = read_flat_index(folder / _INDEX_FILE, expected_ntotal=len(frame))
+            ids = faiss.vector_to_array(store._index.id_map)
+            if set(ids.tolist()) != set(frame["label"].tolist()):
+                raise MalformedIndexError(folder, _INDEX_FILE, "maps ids not in its docstore")
         for label, doc_id, text, meta in frame.itertuples(index=False, name=None):
             store._docs[int(label)] = Document(
                 page_content=text, metadata=json.loads(meta), id=doc_id

@@ -19,10 +19,10 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from tablerag_agents.graphs import TableQAResult
+from tablerag_agents.graphs import InputState, TableQAResult
 from tablerag_agents.server.errors import ApiError, error_body
 from tablerag_agents.server.runs import GraphRun, reply_of
 from tablerag_agents.server.schemas import MAX_QUESTION_CHARS
@@ -67,14 +67,14 @@ def _text(message: ChatMessage) -> str:
     return "\n".join(parts)
 
 
-def conversation(request: ChatCompletionRequest) -> list[BaseMessage]:
+def conversation(request: ChatCompletionRequest) -> list[AnyMessage]:
     """The graph's messages: user and assistant turns, the question last.
 
     Raises:
         ApiError: 422 for an unknown role, non-text content, or a missing or
             empty final user message.
     """
-    out: list[BaseMessage] = []
+    out: list[AnyMessage] = []
     for message in request.messages:
         if message.role in _IGNORED_ROLES:
             continue
@@ -162,7 +162,7 @@ def openai_router(max_json_bytes: int) -> APIRouter:
         messages = conversation(body)
         tables = await state.check_tables(body.tables or [])
         state.check_answerable(tables)
-        inputs: dict[str, Any] = {"messages": messages}
+        inputs: InputState = {"messages": messages}
         if tables:
             inputs["tables"] = tables
         run = state.runs.start(GraphRun(state.stateless_graph, inputs, context=state.context))

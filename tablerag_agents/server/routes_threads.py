@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from tablerag_agents.graphs import InputState
 from tablerag_agents.server.errors import ApiError
 from tablerag_agents.server.runs import GraphRun, message_dict, reply_of
 from tablerag_agents.server.schemas import MessageIn, ThreadCreate
@@ -91,7 +92,7 @@ def threads_router(max_json_bytes: int) -> APIRouter:
             tables = await state.check_tables(body.tables)
             await threads.set_tables(thread_id, tables)
         state.check_answerable(tables)
-        inputs: dict[str, Any] = {"question": body.content}
+        inputs: InputState = {"question": body.content}
         if tables:
             inputs["tables"] = tables
         run = state.runs.start(GraphRun(graph, inputs, context=state.context, thread_id=thread_id))

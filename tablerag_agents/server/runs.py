@@ -17,7 +17,6 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StreamMode
 
 from tablerag_agents.errors import (
@@ -27,7 +26,7 @@ from tablerag_agents.errors import (
     TableLoadError,
     TableRAGError,
 )
-from tablerag_agents.graphs import Context, GraphAnswer
+from tablerag_agents.graphs import Context, GraphAnswer, InputState, TableRAGGraph
 from tablerag_agents.graphs.result import node_record
 from tablerag_agents.server.errors import ApiError
 
@@ -116,8 +115,8 @@ class GraphRun:
 
     def __init__(
         self,
-        graph: CompiledStateGraph,
-        inputs: dict[str, Any],
+        graph: TableRAGGraph,
+        inputs: InputState,
         *,
         context: Context,
         thread_id: str | None = None,

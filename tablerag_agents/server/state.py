@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
-from langgraph.graph.state import CompiledStateGraph
 
-from tablerag_agents.graphs import Context
+from tablerag_agents.graphs import Context, TableRAGGraph
 from tablerag_agents.resources import Resources
 from tablerag_agents.server.errors import ApiError
 from tablerag_agents.server.runs import RunRegistry
@@ -36,12 +35,12 @@ class ServerState:
     resources: Resources
     context: Context
     uploads: UploadStore
-    stateless_graph: CompiledStateGraph
-    graph: CompiledStateGraph | None = None
+    stateless_graph: TableRAGGraph
+    graph: TableRAGGraph | None = None
     threads: ThreadStore | None = None
     runs: RunRegistry = field(default_factory=RunRegistry)
 
-    def thread_graph(self) -> tuple[CompiledStateGraph, ThreadStore]:
+    def thread_graph(self) -> tuple[TableRAGGraph, ThreadStore]:
         """The checkpointed graph and the thread registry (503 before start-up)."""
         if self.graph is None or self.threads is None:
             raise ApiError(503, "the service is starting; retry in a moment", "starting")

@@ -22,7 +22,7 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import Runnable
 
-from tablerag_agents.filtering.semantic import semantic_filter
+from tablerag_agents.retrieval.rows_columns import named_columns, text_scorer, top_rows_columns
 from tablerag_agents.solve.base import SolverContext
 from tablerag_agents.solve.preview import clean_numbers
 from tablerag_agents.solve.read_table import ReadTableSolver, fit_rows
@@ -123,10 +123,10 @@ class RowColRetrievalSolver(ReadTableSolver):
     """Baseline RowColRetrieval: the K rows and K columns closest to the question.
 
     Rows and columns are embedded and ranked by cosine similarity to the
-    question (:func:`~tablerag_agents.filtering.semantic.semantic_filter`, which
-    also keeps columns the question names). Only the first ``budget / (2 *
-    columns)`` rows are encoded, so at most ``budget`` cells are embedded (rows
-    and columns each cover every encoded cell once).
+    question (:mod:`~tablerag_agents.retrieval.rows_columns`, as the semantic
+    filter ranks them); columns the question names are kept too. Only the first
+    ``budget / (2 * columns)`` rows are encoded, so at most ``budget`` cells are
+    embedded (rows and columns each cover every encoded cell once).
 
     Args:
         model: Chat model.
@@ -165,12 +165,16 @@ class RowColRetrievalSolver(ReadTableSolver):
         if df.empty or df.shape[1] == 0:
             return super().table_text(ctx, budget_tokens)
         encoded = df.head(self.encoded_rows(df))
-        kept = semantic_filter(
-            ctx.question, encoded, self.embeddings, top_rows=self.top_k, top_columns=self.top_k
-        )
-        if kept.fallback:
-            logger.warning("%s: ranking failed, all encoded rows shown: %s", self.name, kept.reason)
-        sub = kept.apply(encoded)
+        score = text_scorer(ctx.question, self.embeddings)
+        try:
+            rows, columns = top_rows_columns(encoded, score, self.top_k, self.top_k)
+        except Exception as exc:  # noqa: BLE001 - a failing embedding call shows every row
+            logger.warning("%s: ranking failed, all encoded rows shown: %s", self.name, exc)
+            sub = encoded
+        else:
+            names = [str(c) for c in encoded.columns]
+            wanted = {*columns, *named_columns(ctx.question, names)}
+            sub = encoded.iloc[rows, [i for i, c in enumerate(names) if c in wanted]]
         text, cut = fit_rows(sub, budget_tokens, self.max_cell_chars, ctx.table_format)
         if sub.shape != df.shape:
             text += (

@@ -66,6 +66,7 @@ def make_solver(
     sandbox: Sandbox | None = None,
     *,
     embeddings: Embeddings | None = None,
+    ground_literals: bool = False,
 ) -> Solver:
     """Create the solver called ``name``.
 
@@ -73,6 +74,8 @@ def make_solver(
     ReadTable and keeps the answer most runs agree on.
     ``read_schema``, ``rand_row_sampling`` and ``row_col_retrieval`` are the
     reading baselines of :mod:`tablerag_agents.solve.baselines` (defaults).
+    ``ground_literals`` turns on the SQL and process_df solvers' literal-to-cell
+    rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`).
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
@@ -80,7 +83,7 @@ def make_solver(
     """
     check_solver_name(name)
     if name == "sql":
-        return SQLSolver(model)
+        return SQLSolver(model, ground_literals=ground_literals)
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:
@@ -88,11 +91,11 @@ def make_solver(
     if name == "pyreact":
         return PyReActSolver(model, sandbox)
     if name == "process_df":
-        return ProcessDfSolver(model, sandbox)
+        return ProcessDfSolver(model, sandbox, ground_literals=ground_literals)
     return VotingSolver(
         [
-            SQLSolver(model, samples=5),
-            ProcessDfSolver(model, sandbox, samples=5),
+            SQLSolver(model, samples=5, ground_literals=ground_literals),
+            ProcessDfSolver(model, sandbox, samples=5, ground_literals=ground_literals),
             ReadTableSolver(model),
         ]
     )

@@ -1,25 +1,27 @@
-"""Model calls with token/time accounting, and assembly of a :class:`SolverResult`."""
+"""A solver run's record (trace steps, tokens, time) and assembly of its :class:`SolverResult`.
+
+The model calls themselves are :func:`~tablerag_agents.models.calls.call_model` and
+:func:`~tablerag_agents.models.sampling.sample_replies`.
+"""
 
 from __future__ import annotations
 
 import logging
 import re
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import Runnable
 
+from tablerag_agents.models.calls import LLMReply, call_model
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import build_provenance, explain, join_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
 from tablerag_agents.solve.parsing import parse_react
 from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
-from tablerag_agents.table_index.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -33,104 +35,6 @@ _NUMPY_SCALAR = re.compile(r"\bnp\.(?:int|uint|float|bool|str)_?\w*\(([^()]*)\)"
 def observation_text(result: Any, max_chars: int = 1200) -> str:
     """The text of a sandbox :class:`ExecResult` for the model, numpy reprs simplified."""
     return _NUMPY_SCALAR.sub(r"\1", result.observation(max_chars))
-
-
-@dataclass
-class LLMReply:
-    """One model reply with its token usage and latency."""
-
-    message: AIMessage
-    input_tokens: int
-    output_tokens: int
-    seconds: float
-    cached_tokens: int = 0
-    """Prompt tokens the server reused from its prefix cache (when it reports them)."""
-
-    @property
-    def text(self) -> str:
-        """The reply text (list contents joined)."""
-        content = self.message.content
-        if isinstance(content, str):
-            return content
-        return "".join(c if isinstance(c, str) else str(c.get("text", "")) for c in content)
-
-
-def call_model(
-    model: Runnable[Any, Any], messages: Sequence[BaseMessage], *, stop: list[str] | None = None
-) -> LLMReply:
-    """Invoke ``model`` and read token usage from the reply's ``usage_metadata``."""
-    started = time.perf_counter()
-    message = model.invoke(list(messages), stop=stop) if stop else model.invoke(list(messages))
-    seconds = time.perf_counter() - started
-    if not isinstance(message, AIMessage):
-        message = AIMessage(content=str(getattr(message, "content", message)))
-    usage: dict[str, Any] = dict(message.usage_metadata or {})
-    details = usage.get("input_token_details") or {}
-    return LLMReply(
-        message=message,
-        input_tokens=int(usage.get("input_tokens", 0)),
-        output_tokens=int(usage.get("output_tokens", 0)),
-        seconds=seconds,
-        cached_tokens=int(details.get("cache_read", 0) or 0),
-    )
-
-
-def sample_replies(
-    model: Runnable[Any, Any],
-    messages: Sequence[BaseMessage],
-    n: int,
-    temperature: float,
-    *,
-    concurrent: bool = False,
-) -> list[LLMReply]:
-    """Draw ``n`` sampled replies, in one request when the model is OpenAI-compatible.
-
-    One request with ``n`` choices lets the server process the prompt once and
-    decode the samples together. Its token usage is put on the first reply.
-    Other models get ``n`` calls with distinct seeds (distinct seeds also keep
-    the LLM cache from returning one answer ``n`` times), one after the other
-    or, with ``concurrent``, in ``n`` threads.
-    """
-    from langchain_openai import ChatOpenAI
-
-    base, kwargs = (
-        (model.bound, dict(model.kwargs))
-        if isinstance(model, RunnableBinding)
-        else (
-            model,
-            {},
-        )
-    )
-    if n > 1 and isinstance(base, ChatOpenAI):
-        started = time.perf_counter()
-        result = base.generate([list(messages)], n=n, **{**kwargs, "temperature": temperature})
-        seconds = time.perf_counter() - started
-        gens = result.generations[0]
-        replies = [
-            LLMReply(message=AIMessage(g.text), input_tokens=0, output_tokens=0, seconds=0.0)
-            for g in gens
-        ]
-        first = getattr(gens[0], "message", None)
-        usage: dict[str, Any] = dict(getattr(first, "usage_metadata", None) or {})
-        details = usage.get("input_token_details") or {}
-        # Some servers report the completion tokens of one choice only: never
-        # count less than an estimate of all the choices' text.
-        estimate = sum(count_tokens(g.text) for g in gens)
-        replies[0].input_tokens = int(usage.get("input_tokens", 0))
-        replies[0].output_tokens = max(int(usage.get("output_tokens", 0)), estimate)
-        replies[0].cached_tokens = int(details.get("cache_read", 0) or 0)
-        replies[0].seconds = seconds
-        return replies
-    bound = [model.bind(temperature=temperature, seed=i) for i in range(n)]
-    if not concurrent or n < 2:
-        return [call_model(b, messages) for b in bound]
-    with ThreadPoolExecutor(n) as pool:
-        return list(pool.map(lambda b: call_model(b, messages), bound))
-
-
-def retry_model(model: Runnable[Any, Any], temperature: float | None) -> Runnable[Any, Any]:
-    """``model`` sampling at ``temperature`` (for retries), or unchanged if None."""
-    return model if temperature is None else model.bind(temperature=temperature)
 
 
 @dataclass

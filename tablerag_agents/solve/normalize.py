@@ -4,8 +4,9 @@ Two answers match when, after normalisation, they are the same number (``"1,234"
 ``"1234"`` and ``"1234.0"`` are equal; a prediction with more decimals than the
 gold value is rounded to the gold's precision), the same calendar date
 (``"January 6, 1979"`` == ``"1979-01-06"``) or the same text (lower case, accents,
-punctuation, articles and extra whitespace removed). Lists of answers are
-compared as sets.
+punctuation, articles and extra whitespace removed). Scoring lists of
+answers against gold ones is the evaluation harness's business
+(:mod:`tablerag_agents.evaluation.denotation`).
 """
 
 from __future__ import annotations
@@ -133,51 +134,6 @@ def normalize_value(value: object) -> NormalizedValue:
         number=number,
         date=None if number is not None else parse_date(raw),
     )
-
-
-_SPLIT = re.compile(r"\s*\|\s*|\s*;\s*|,\s+|\s+and\s+|\n+")
-
-
-def split_answer(text: str) -> list[str]:
-    """Split a free-text answer holding several items (``"A, B and C"``) into items.
-
-    Commas only split when followed by a space, so ``"1,234"`` stays one number.
-    """
-    return [p.strip() for p in _SPLIT.split(str(text)) if p and p.strip()]
-
-
-def _as_set(values: Sequence[object]) -> list[NormalizedValue]:
-    out: list[NormalizedValue] = []
-    for v in values:
-        nv = normalize_value(v)
-        if not any(nv.matches(o) and o.matches(nv) for o in out):
-            out.append(nv)
-    return out
-
-
-def answers_match(predicted: str | Sequence[object], gold: Sequence[str]) -> bool:
-    """Return True if the predicted answer(s) equal the gold answer(s) as sets.
-
-    Args:
-        predicted: One answer string or a list of answer items.
-        gold: The gold answer items (WTQ's ``targetValue`` split on ``|``).
-    """
-    preds = [predicted] if isinstance(predicted, str) else list(predicted)
-    golds = _as_set(gold)
-    if not golds:
-        return False
-    if len(golds) > 1 and len(preds) == 1:
-        preds = split_answer(str(preds[0]))
-    pred_set = _as_set(preds)
-    if len(pred_set) != len(golds):
-        return False
-    unused = list(golds)
-    for p in pred_set:
-        hit = next((g for g in unused if p.matches(g)), None)
-        if hit is None:
-            return False
-        unused.remove(hit)
-    return True
 
 
 def answer_key(items: Sequence[object]) -> str:

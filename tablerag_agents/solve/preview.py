@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.base import SolverContext
-from tablerag_agents.table_index.tokens import count_tokens
 from tablerag_agents.tables.render import CellStyle, TableFormat, render_table
 from tablerag_agents.tables.values import column_kind, parse_number
 

@@ -12,18 +12,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from tablerag_agents.models.calls import LLMReply, call_model
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.sandbox import ExecResult
 from tablerag_agents.solve.answer import value_to_items
 from tablerag_agents.solve.base import SolverResult
 from tablerag_agents.solve.grounding import literal_hint, looks_empty
 from tablerag_agents.solve.hints import error_hint
-from tablerag_agents.solve.llm_calls import (
-    LLMReply,
-    RunRecorder,
-    call_model,
-    observation_text,
-)
+from tablerag_agents.solve.llm_calls import RunRecorder, observation_text
 from tablerag_agents.solve.parsing import (
     clean_answer,
     parse_react,

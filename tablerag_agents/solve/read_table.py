@@ -9,12 +9,13 @@ import pandas as pd
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable
 
+from tablerag_agents.models.calls import call_model
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
-from tablerag_agents.solve.llm_calls import RunRecorder, call_model
+from tablerag_agents.solve.llm_calls import RunRecorder
 from tablerag_agents.solve.parsing import clean_answer, parse_react
 from tablerag_agents.solve.preview import rows_text
-from tablerag_agents.table_index.tokens import count_tokens
 from tablerag_agents.tables.render import TableFormat
 
 logger = logging.getLogger(__name__)

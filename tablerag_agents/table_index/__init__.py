@@ -4,7 +4,6 @@ from tablerag_agents.table_index.cells import CellDatabase, CellEntry, build_cel
 from tablerag_agents.table_index.prompt import build_table_context
 from tablerag_agents.table_index.schema import SchemaEntry, build_schema
 from tablerag_agents.table_index.table_index import TableIndex
-from tablerag_agents.table_index.tokens import count_tokens
 
 __all__ = [
     "CellDatabase",
@@ -14,5 +13,4 @@ __all__ = [
     "build_cell_db",
     "build_schema",
     "build_table_context",
-    "count_tokens",
 ]

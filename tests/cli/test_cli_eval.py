@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from tablerag_agents import models
 from tablerag_agents.cli import app
+from tablerag_agents.evaluation import runner as eval_runner
 from tablerag_agents.evaluation.loaders import DATASETS, load_dataset
 from tablerag_agents.evaluation.methods import METHOD_NAMES
 from tablerag_agents.evaluation.records import read_records
@@ -47,6 +48,12 @@ def _use_model(monkeypatch: pytest.MonkeyPatch, model: ScriptedChatModel) -> Non
     """Make the Resources that `eval` creates use ``model`` (and fake embeddings)."""
     monkeypatch.setattr(models, "get_chat_model", lambda settings: model)
     monkeypatch.setattr(models, "get_embeddings", lambda settings: BagOfWordsEmbeddings())
+
+
+def _at_commit(monkeypatch: pytest.MonkeyPatch, commit: str, dirty: bool = False) -> None:
+    """Make `eval` see the code at ``commit`` (whatever the checkout's real state)."""
+    state = {"commit": commit, "dirty": dirty}
+    monkeypatch.setattr(eval_runner, "git_state", lambda where=None: dict(state))
 
 
 def _eval(out: Path, *extra: str, method: str = "sql", split: str = "test") -> Any:
@@ -125,6 +132,7 @@ def test_a_killed_eval_resumes_where_it_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = _test_ids()
+    _at_commit(monkeypatch, "a" * 40)  # a clean checkout: resuming it mixes nothing
     first = InterruptedModel(_replies(ids[:1]))  # answers one question, then Ctrl-C
     _use_model(monkeypatch, first)
     stopped = _eval(tmp_path, "--name", "run")
@@ -156,6 +164,28 @@ def test_a_killed_eval_resumes_where_it_stopped(
     assert [r["id"] for r in read_records(tmp_path / "run.jsonl")[1]] == ids
     finished = json.loads((tmp_path / "run.json").read_text())
     assert finished["metrics"]["accuracy"] == 0.5 and "partial" not in finished
+
+
+def test_eval_resumes_another_commits_records_only_when_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _test_ids()
+    _at_commit(monkeypatch, "a" * 40)
+    _use_model(monkeypatch, InterruptedModel(_replies(ids[:1])))
+    assert _eval(tmp_path, "--name", "run").exit_code == 130  # one answer at commit aaaa...
+    _at_commit(monkeypatch, "b" * 40, dirty=True)
+    rest = ScriptedChatModel(_replies(ids[1:]))
+    _use_model(monkeypatch, rest)
+    refused = _eval(tmp_path, "--name", "run")
+    assert refused.exit_code == 1 and rest.prompts == []
+    assert "a" * 40 in refused.output and "--allow-mixed-commits" in refused.output
+    resumed = _eval(tmp_path, "--name", "run", "--allow-mixed-commits")
+    assert resumed.exit_code == 0, resumed.output
+    assert "mixes answers of several commits" in resumed.output
+    summary = json.loads((tmp_path / "run.json").read_text())
+    assert summary["answered_at_commits"] == {"a" * 40: 1, "b" * 40 + "+dirty": 1}
+    shown = runner.invoke(app, ["report", str(tmp_path / "run.json"), "--out", str(tmp_path / "r")])
+    assert "Mixed commits: sql (run.json) was answered by 2 versions" in shown.stdout
 
 
 def test_eval_refuses_to_append_other_settings(

@@ -154,6 +154,16 @@ def test_sql_solver_error_flag_tokens_and_detail(resources) -> None:
     assert pred.detail["code_errors"] == 1 and pred.detail["solver"] == "sql"
 
 
+@pytest.mark.parametrize(
+    ("settings", "answer"), [({}, []), ({"ground_literals": "true"}, ["2005"])]
+)
+def test_sql_solver_reads_the_ground_literals_setting(resources, settings, answer) -> None:
+    query = sql_reply('SELECT "Year" FROM t WHERE "League" = \'First Division\'')
+    res, _ = resources([query, query])
+    pred = make_method("sql", res, settings).run(example("first division season?", ["2005"]))
+    assert pred.answer == answer
+
+
 def test_read_table_is_clean_and_counts_tokens(resources) -> None:
     res, model = resources(["Final Answer: 2004"])
     pred = make_method("read_table", res, {}).run(example("last A-League season?", ["2004"]))

@@ -11,13 +11,16 @@ from typing import Any
 import pytest
 
 from tablerag_agents.config import Settings
+from tablerag_agents.evaluation import runner
 from tablerag_agents.evaluation.records import (
+    MixedCommitsError,
     RecordsFile,
     RunMismatchError,
     RunSpec,
     read_records,
     read_summary,
 )
+from tablerag_agents.evaluation.report import load_runs, render_markdown
 from tablerag_agents.evaluation.runner import (
     default_name,
     evaluate,
@@ -28,6 +31,19 @@ from tablerag_agents.evaluation.runner import (
 from tablerag_agents.evaluation.types import EvalExample, Prediction
 
 REPO = Path(__file__).resolve().parents[2]
+CLEAN = "c0ffee0000000000000000000000000000000001"
+
+
+@pytest.fixture
+def at_commit(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Make the runner see the code at a given commit (clean unless ``dirty``)."""
+
+    def move(commit: str = CLEAN, dirty: bool = False) -> None:
+        state = {"commit": commit, "dirty": dirty}
+        monkeypatch.setattr(runner, "git_state", lambda where=None: dict(state))
+
+    move()
+    return move
 
 
 def _examples(count: int) -> list[EvalExample]:
@@ -84,7 +100,7 @@ def _ids_in(path: Path) -> list[str]:
     return [r["id"] for r in read_records(path)[1]]
 
 
-def test_resume_after_a_kill_runs_only_the_rest(tmp_path: Path) -> None:
+def test_resume_after_a_kill_runs_only_the_rest(tmp_path: Path, at_commit: Any) -> None:
     examples = _examples(8)
     spec = _spec(examples)
     path = tmp_path / "run.jsonl"
@@ -110,7 +126,7 @@ def test_resume_after_a_kill_runs_only_the_rest(tmp_path: Path) -> None:
     assert record["input_tokens"] == 11 and record["gold"] == ["1"]
 
 
-def test_a_third_run_of_a_finished_sample_runs_nothing(tmp_path: Path) -> None:
+def test_a_third_run_of_a_finished_sample_runs_nothing(tmp_path: Path, at_commit: Any) -> None:
     examples = _examples(3)
     path = tmp_path / "run.jsonl"
     evaluate(EchoMethod(), examples, _spec(examples), path, progress=False)
@@ -119,7 +135,7 @@ def test_a_third_run_of_a_finished_sample_runs_nothing(tmp_path: Path) -> None:
     assert again.calls == [] and len(_ids_in(path)) == 3
 
 
-def test_a_line_cut_by_a_kill_is_dropped_and_redone(tmp_path: Path) -> None:
+def test_a_line_cut_by_a_kill_is_dropped_and_redone(tmp_path: Path, at_commit: Any) -> None:
     examples = _examples(4)
     path = tmp_path / "run.jsonl"
     with pytest.raises(KeyboardInterrupt):
@@ -223,7 +239,7 @@ def test_threads_answer_every_question_once(tmp_path: Path) -> None:
     assert outcome.summary["metrics"]["accuracy"] == 13 / 20  # 0, 3, ..., 18 are wrong
 
 
-def test_threads_stop_on_an_interrupt_and_resume(tmp_path: Path) -> None:
+def test_threads_stop_on_an_interrupt_and_resume(tmp_path: Path, at_commit: Any) -> None:
     examples = _examples(12)
     path = tmp_path / "run.jsonl"
     with pytest.raises(KeyboardInterrupt):
@@ -250,7 +266,7 @@ def test_parse_settings_and_default_name() -> None:
     assert "/" not in default_name(odd) and " " not in default_name(odd)
 
 
-def test_a_larger_sample_reuses_the_smaller_runs_records(tmp_path: Path) -> None:
+def test_a_larger_sample_reuses_the_smaller_runs_records(tmp_path: Path, at_commit: Any) -> None:
     small, large = _examples(3), _examples(6)
     evaluate(EchoMethod(), small, _spec(small), tmp_path / "run-n3.jsonl", progress=False)
     grown = EchoMethod()
@@ -273,7 +289,7 @@ def test_a_larger_sample_reuses_the_smaller_runs_records(tmp_path: Path) -> None
     ],
 )
 def test_only_the_same_run_on_a_prefix_is_reused(
-    tmp_path: Path, change: dict[str, Any], caplog: pytest.LogCaptureFixture
+    tmp_path: Path, change: dict[str, Any], caplog: pytest.LogCaptureFixture, at_commit: Any
 ) -> None:
     small, large = _examples(2), _examples(4)
     spec = _spec(small, **change)
@@ -341,3 +357,73 @@ def test_a_wikipedia_run_names_its_background_source(
     assert out.summary["background"] == found
     plain = evaluate(EchoMethod(), examples, _spec(examples), tmp_path / "p.jsonl", progress=False)
     assert "background" not in plain.summary
+
+
+FAKE = "fa1e000000000000000000000000000000000000"
+
+
+def _recorded_at(path: Path, examples: list[EvalExample], commit: str) -> None:
+    """Records of the first two questions, as if answered by the code at ``commit``."""
+    with RecordsFile.open(path, _spec(examples)) as records:
+        for ex in examples[:2]:
+            records.append({"id": ex.id, "answer": [ex.id[1:]], "git_commit": commit})
+
+
+def test_resuming_records_of_another_commit_is_refused(tmp_path: Path, at_commit: Any) -> None:
+    examples, path = _examples(4), tmp_path / "run.jsonl"
+    _recorded_at(path, examples, FAKE)
+    method = EchoMethod()
+    with pytest.raises(MixedCommitsError, match="--allow-mixed-commits") as info:
+        evaluate(method, examples, _spec(examples), path, progress=False)
+    assert FAKE in str(info.value) and f"this code is {CLEAN}" in str(info.value)
+    assert method.calls == [] and len(_ids_in(path)) == 2  # nothing asked, nothing written
+
+
+@pytest.mark.parametrize(("recorded", "dirty"), [(f"{CLEAN}+dirty", True), ("unknown", False)])
+def test_a_dirty_or_unnamed_tree_cannot_resume_even_itself(
+    tmp_path: Path, at_commit: Any, recorded: str, dirty: bool
+) -> None:
+    at_commit(recorded.removesuffix("+dirty"), dirty=dirty)
+    examples, path = _examples(3), tmp_path / "run.jsonl"
+    _recorded_at(path, examples, recorded)
+    with pytest.raises(MixedCommitsError, match="uncommitted changes|cannot name"):
+        evaluate(EchoMethod(), examples, _spec(examples), path, progress=False)
+
+
+def test_allowed_mixed_commits_are_listed_in_summary_and_report(
+    tmp_path: Path, at_commit: Any
+) -> None:
+    examples, path = _examples(4), tmp_path / "run.jsonl"
+    _recorded_at(path, examples, FAKE)
+    method = EchoMethod()
+    outcome = evaluate(
+        method, examples, _spec(examples), path, progress=False, allow_mixed_commits=True
+    )
+    assert method.calls == ["q2", "q3"]
+    assert outcome.summary["answered_at_commits"] == {FAKE: 2, CLEAN: 2}
+    markdown, _ = render_markdown(load_runs([outcome.summary_file]))
+    assert "Mixed commits: echo (budget=100) (run.json) was answered by 2 versions" in markdown
+    assert f"{CLEAN} (2 questions), {FAKE} (2 questions)" in markdown
+
+
+def test_a_smaller_run_of_another_commit_is_not_reused(tmp_path: Path, at_commit: Any) -> None:
+    small, large = _examples(2), _examples(4)
+    at_commit(FAKE)
+    evaluate(EchoMethod(), small, _spec(small), tmp_path / "run-n2.jsonl", progress=False)
+    at_commit(CLEAN)
+    fresh = EchoMethod()
+    evaluate(fresh, large, _spec(large), tmp_path / "run-n4.jsonl", progress=False)
+    assert fresh.calls == ["q0", "q1", "q2", "q3"]
+    grown = EchoMethod()
+    outcome = evaluate(
+        grown,
+        large,
+        _spec(large),
+        tmp_path / "other-n4.jsonl",
+        progress=False,
+        allow_mixed_commits=True,
+    )
+    assert grown.calls == ["q2", "q3"] and outcome.summary["answered_at_commits"] == {
+        FAKE: 2,
+        CLEAN: 2,
+    }

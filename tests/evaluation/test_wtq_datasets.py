@@ -11,7 +11,6 @@ from tablerag_agents.evaluation.datasets import (
     load_wtq,
     parse_wtq_answers,
     read_wtq_table,
-    sample_examples,
 )
 from tablerag_agents.evaluation.metrics import RunRecord, accuracy, exact_match, summarize
 
@@ -59,16 +58,6 @@ def test_load_wtq_rejects_other_tsv(tmp_path: Path) -> None:
 
 def test_parse_wtq_answers_escapes() -> None:
     assert parse_wtq_answers("a\\nb|c\\\\d") == ["a\nb", "c\\d"]
-
-
-def test_sample_is_reproducible_and_excludes(tmp_path: Path) -> None:
-    examples = load_wtq(_mini_wtq(tmp_path))
-    s1 = sample_examples(examples, 2, seed=7)
-    assert s1 == sample_examples(examples, 2, seed=7)
-    rest = sample_examples(examples, 1, seed=7, exclude=s1)
-    assert rest[0].id not in {e.id for e in s1}
-    with pytest.raises(ValueError, match="cannot sample 3"):
-        sample_examples(examples, 3, exclude={"q-1"})
 
 
 @pytest.mark.data

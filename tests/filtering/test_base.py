@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from tablerag_agents.filtering import SubTable, llm_filter, pieta_filter, semantic_filter
-from tablerag_agents.filtering.base import display_names, named_columns
+from tablerag_agents.filtering.base import display_names
+from tablerag_agents.retrieval.rows_columns import named_columns
 
 
 def test_apply_keeps_original_index_and_table_order(seasons: pd.DataFrame) -> None:

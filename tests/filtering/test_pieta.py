@@ -11,7 +11,13 @@ from langchain_core.embeddings import Embeddings
 from pieta_fakes import WindowPicker
 
 from tablerag_agents.filtering import pieta_filter
-from tablerag_agents.filtering.pieta import bounded_stride, divide, parse_picks, window_starts
+from tablerag_agents.filtering.pieta import (
+    WindowGrid,
+    divide,
+    parse_picks,
+    plan_grid,
+    window_starts,
+)
 
 
 def pick(rows: list[int], columns: list[str]) -> str:
@@ -22,7 +28,7 @@ def test_window_starts_follow_the_paper() -> None:
     assert window_starts(5, 3, 1) == [0, 1, 2]
     assert window_starts(2, 3, 1) == [0]
     assert window_starts(7, 3, 3) == [0, 3, 4]  # the last window is flush with the edge
-    wins = divide([10, 11, 12, 13], ["a", "b", "c"], 3, 1)
+    wins = divide([10, 11, 12, 13], ["a", "b", "c"], WindowGrid(3, 3, 1, 1))
     assert wins == [([10, 11, 12], ["a", "b", "c"]), ([11, 12, 13], ["a", "b", "c"])]
 
 
@@ -114,14 +120,20 @@ def test_long_tables_are_capped_before_windows(
 def test_window_budget_lengthens_the_stride(seasons: pd.DataFrame) -> None:
     big = pd.concat([seasons] * 4, ignore_index=True)  # 20 rows x 5 columns
     rows, cols = list(range(20)), [str(c) for c in big.columns]
-    assert bounded_stride(rows, cols, 3, 1, None) == 1
-    assert len(divide(rows, cols, 3, 1)) == 54
-    assert bounded_stride(rows, cols, 3, 1, 54) == 1  # within budget: the paper's stride
-    assert bounded_stride(rows, cols, 3, 1, 30) == 2  # 10 x 2 = 20 windows
-    assert bounded_stride(rows, cols, 3, 1, 5) == 3  # no overlap left: the best it can do
+    assert plan_grid(20, 5, 3, 1, None) == WindowGrid(3, 3, 1, 1)
+    assert len(divide(rows, cols, WindowGrid(3, 3, 1, 1))) == 54
+    assert plan_grid(20, 5, 3, 1, 54) == WindowGrid(3, 3, 1, 1)  # within budget: the paper's
+    assert plan_grid(20, 5, 3, 1, 30) == WindowGrid(3, 3, 2, 2)  # 10 x 2 = 20 windows
+    assert plan_grid(20, 5, 3, 1, 16) == WindowGrid(3, 3, 3, 3)  # 7 x 2 = 14 windows
     picker = WindowPicker(wanted=["Year", "League"])
     sub = pieta_filter("q", big, picker, max_windows=16, max_rounds=1)
-    assert sub.detail["rounds"][0] == {"windows": 14, "stride": 3, "unreadable": 0, "cells": 40}
+    assert sub.detail["rounds"][0] == {
+        "windows": 14,
+        "window": [3, 3],
+        "stride": 3,
+        "unreadable": 0,
+        "cells": 40,
+    }
     assert len(picker.prompts) == 14
     # Every cell is still in some window: the picks cover every row.
     assert sub.rows == list(range(20)) and sub.columns == ["Year", "League"]
@@ -132,3 +144,27 @@ def test_rejects_bad_parameters(seasons: pd.DataFrame) -> None:
         pieta_filter("q", seasons, ScriptedChatModel([]), window=0)
     with pytest.raises(ValueError, match="max_windows"):
         pieta_filter("q", seasons, ScriptedChatModel([]), max_windows=0)
+
+
+def test_max_windows_is_a_hard_cap_on_every_round(seasons: pd.DataFrame) -> None:
+    # 60 x 5: at stride 3 (no overlap left) still 20 x 2 = 40 windows; the old stride-only
+    # budget sent all 40 with max_windows=16 (WTQ rounds of up to 62 windows ran like this).
+    big = pd.concat([seasons] * 12, ignore_index=True)
+    picker = WindowPicker(wanted=["Year", "League"])
+    sub = pieta_filter("q", big, picker, max_windows=16, max_rounds=1)
+    assert len(picker.prompts) <= 16
+    assert sub.detail["rounds"][0]["windows"] == len(picker.prompts) == 16
+    assert sub.detail["rounds"][0]["window"] == [8, 3]  # taller windows, not unseen cells
+    assert sub.rows == list(range(60)) and sub.columns == ["Year", "League"]
+
+
+@pytest.mark.parametrize(
+    ("n_rows", "n_cols", "budget"),
+    [(60, 8, 16), (2000, 1, 16), (1, 2000, 16), (45, 44, 16), (100, 20, 1), (7, 7, 3)],
+)
+def test_every_grid_within_budget_covers_every_cell(n_rows: int, n_cols: int, budget: int) -> None:
+    grid = plan_grid(n_rows, n_cols, 3, 1, budget)
+    wins = divide(list(range(n_rows)), [str(c) for c in range(n_cols)], grid)
+    assert len(wins) <= budget
+    covered = {(r, c) for rows, cols in wins for r in rows for c in cols}
+    assert len(covered) == n_rows * n_cols

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from tablerag_agents.filtering import semantic_filter
-from tablerag_agents.filtering.semantic import column_texts, row_texts
+from tablerag_agents.retrieval.rows_columns import column_texts, row_texts
 
 
 def test_row_and_column_texts(seasons: pd.DataFrame) -> None:

@@ -265,7 +265,7 @@ def test_process_df_matches_literals_itself_when_the_repair_repeats(sandbox, rou
     )
     model = ScriptedChatModel([code, code])
     question = "How many more passengers flew to Los Angeles than to Saskatoon?"
-    result = ProcessDfSolver(model, sandbox).solve(question, routes)
+    result = ProcessDfSolver(model, sandbox, ground_literals=True).solve(question, routes)
     assert result.answer == "12467" and result.error is None
     assert len(model.prompts) == 2  # the rewrite costs no model call
     assert "no cell is exactly 'Los Angeles'" in model.prompts[1][-1].content
@@ -280,7 +280,8 @@ def test_process_df_ambiguous_literal_is_not_rewritten(sandbox, routes) -> None:
         "    return df.loc[df['City'] == 'Canada', 'Passengers'].iloc[0]\n```"
     )
     model = ScriptedChatModel([code, code])
-    result = ProcessDfSolver(model, sandbox).solve("passengers to Canada?", routes)
+    solver = ProcessDfSolver(model, sandbox, ground_literals=True)
+    result = solver.solve("passengers to Canada?", routes)
     assert result.answer_items == [] and result.error is not None
     assert all(step.code.count("'Canada'") == 1 for step in result.trace if step.code)
 
@@ -288,8 +289,31 @@ def test_process_df_ambiguous_literal_is_not_rewritten(sandbox, routes) -> None:
 def test_sql_matches_literals_itself_when_the_model_repeats(routes) -> None:
     query = '```sql\nSELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\'\n```'
     model = ScriptedChatModel([query, query])
-    result = SQLSolver(model).solve("How many passengers flew to Los Angeles?", routes)
+    solver = SQLSolver(model, ground_literals=True)
+    result = solver.solve("How many passengers flew to Los Angeles?", routes)
     assert result.answer == "14749" and result.error is None
     assert len(model.prompts) == 2  # the rewrite costs no model call
     assert "'Los Angeles' -> 'United States, Los Angeles'" in result.trace[-1].thought
     assert result.trace[-1].code.endswith("'United States, Los Angeles'")
+
+
+def test_sql_leaves_literals_alone_by_default(routes) -> None:
+    query = '```sql\nSELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\'\n```'
+    model = ScriptedChatModel([query, query])
+    result = SQLSolver(model).solve("How many passengers flew to Los Angeles?", routes)
+    assert result.answer_items == [] and len(model.prompts) == 2
+    assert "no cell is exactly 'Los Angeles'" in model.prompts[1][-1].content  # the hint stays
+    assert all("literals matched" not in step.thought for step in result.trace)
+    assert all("United States" not in (step.code or "") for step in result.trace)
+
+
+@pytest.mark.sandbox
+def test_process_df_leaves_literals_alone_by_default(sandbox, routes) -> None:
+    code = (
+        "```python\ndef process_df(df):\n"
+        "    return df.loc[df['City'] == 'Los Angeles', 'Passengers'].sum()\n```"
+    )
+    model = ScriptedChatModel([code, code])
+    result = ProcessDfSolver(model, sandbox).solve("Passengers to Los Angeles?", routes)
+    assert result.answer != "14749" and len(model.prompts) == 2
+    assert all("literals matched" not in step.thought for step in result.trace)

@@ -10,7 +10,8 @@ from fakes import completion_response
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 
-from tablerag_agents.solve.llm_calls import call_model, sample_replies
+from tablerag_agents.models.calls import call_model
+from tablerag_agents.models.sampling import sample_replies
 
 
 def _model(requests: list[dict]) -> ChatOpenAI:

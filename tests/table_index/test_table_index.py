@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.retrieval.base import Doc, Hit, Retriever
 from tablerag_agents.table_index.cells import CellEntry
 from tablerag_agents.table_index.prompt import build_table_context
 from tablerag_agents.table_index.schema import SchemaEntry
 from tablerag_agents.table_index.table_index import TableIndex
-from tablerag_agents.table_index.tokens import count_tokens
 from tablerag_agents.tables.model import Table
 
 

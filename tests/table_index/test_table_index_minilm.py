@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tablerag_agents.table_index import TableIndex, build_table_context, count_tokens
+from tablerag_agents.models.tokens import count_tokens
+from tablerag_agents.table_index import TableIndex, build_table_context
 from tablerag_agents.tables import load_wtq_table
 
 

@@ -12,7 +12,7 @@ from langchain_core.tools import ToolException
 from tablerag_agents.tools import SearchTablesTool, TableRAGToolkit
 from tools_testdata import call, fake_embeddings, wtq_tables
 
-from tablerag_agents.table_index import count_tokens
+from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.tables import Table
 
 SAMPLE_IDS = [
