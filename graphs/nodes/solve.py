@@ -86,6 +86,8 @@ def make_solve(resources: ResourcesGetter) -> Any:
             sandbox,
             embeddings=embeddings,
             ground_literals=ctx.ground_literals,
+            typed_columns=ctx.typed_columns,
+            row_numbers=ctx.row_numbers,
         )
         result: SolverResult = solver.solve(solver_context(state, ctx, res))
         progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
