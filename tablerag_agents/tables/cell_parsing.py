@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
 #: Cell texts that mean "no value" (compared in lower case, after :func:`core_text`).
 MISSING_TEXTS = frozenset(
@@ -26,20 +25,17 @@ MISSING_TEXTS = frozenset(
 )  # fmt: skip
 
 _FOOTNOTE_BRACKETS = re.compile(r"\[[^\[\]]{1,20}\]")
-_TRAILING_MARKS = re.compile(r"[\s*†‡§¶^]+$")
 _APPROX = re.compile(
     r"^(?:c\.|ca\.|circa\b|approx\.?|approximately\b|about\b|around\b|est\.|~|≈)\s*", re.I
 )
 _TRAILING_NOTE = re.compile(r"\s*\([^()]*\)$")
 _TRAILING_EST = re.compile(r"\s+(?:est\.?|estimated|approx\.?)$", re.I)
-_SPACES = re.compile(r"\s+")
-_SPACED_COMMA = re.compile(r"\s+,")
-_MARKS = frozenset(" *†‡§¶^")
+_MARKS = " \t\n*†‡§¶^"
+"""Footnote marks (and spaces) stripped from the end; str.rstrip keeps this linear."""
 _EST_ENDINGS = frozenset({"est.", " est", "ated", "rox.", "prox"})
 _APPROX_STARTS = frozenset("cCaAeE~≈")
 
 
-@lru_cache(maxsize=8192)
 def core_text(text: str) -> str:
     """The part of a cell that holds its value: footnote marks, approximation words,
     trailing bracketed notes and extra whitespace removed (``"1,234 (est.)[2]"`` ->
@@ -47,16 +43,13 @@ def core_text(text: str) -> str:
     """
     # Cheap membership tests first: most cells need none of the regular expressions.
     s = _FOOTNOTE_BRACKETS.sub("", text) if "[" in text else text
-    if "  " in s or "\n" in s or "\t" in s or " ," in s or "\u00a0" in s:
-        s = _SPACED_COMMA.sub(",", _SPACES.sub(" ", s))
-    s = s.strip()
-    if s and s[-1] in _MARKS:
-        s = _TRAILING_MARKS.sub("", s)
+    s = " ".join(s.split()).replace(" ,", ",")  # single spaces keep every regex below linear
+    s = s.rstrip(_MARKS)
     while s.endswith(")"):
         cut = _TRAILING_NOTE.sub("", s)
         if cut == s or not cut:
             break
-        s = _TRAILING_MARKS.sub("", cut)
+        s = cut.rstrip(_MARKS)
     if s[-4:].lower() in _EST_ENDINGS:
         s = _TRAILING_EST.sub("", s)
     if s[:1] in _APPROX_STARTS:
@@ -175,8 +168,8 @@ def parse_duration(core: str) -> float | None:
     """Seconds in a clock-style or worded duration, else None.
 
     ``"3:05.2"`` -> 185.2; ``"1:34:45.026"`` -> 5685.026; ``"0:33"`` -> 33;
-    ``"3m 37s"`` -> 217; ``"2 h 5 min"`` -> 7500. Times of day (``"7:00 PM"``)
-    are not durations.
+    ``"3m 37s"`` -> 217; ``"2 h 5 min"`` -> 7500. Times of day (``"7:00 PM"``),
+    lengths (``"5 m"``) and decades (``"1990s"``) are not durations.
     """
     m = _CLOCK.match(core)
     if m is not None:
@@ -186,6 +179,8 @@ def parse_duration(core: str) -> float | None:
     if m is not None and any(m.group(g) for g in ("h", "m", "s")):
         if not (m["h"] or m["s"]) and not re.search(r"min", core, re.I):
             return None  # "5 m" is a length, "5 min" a duration
+        if not (m["h"] or m["m"]) and not re.search(r"sec", core, re.I):
+            return None  # "1990s" is a decade, "45 sec" a duration
         return float(m["h"] or 0) * 3600 + float(m["m"] or 0) * 60 + float(m["s"] or 0)
     return None
 
@@ -321,10 +316,13 @@ def parse_year_range(core: str) -> tuple[int, int | None] | None:
 # --- lists ----------------------------------------------------------------------------
 
 _LIST_SEPARATORS = re.compile(r"\s*(?:;|\n|\s/\s|,(?=\s))\s*")
+_INLINE_SPACES = re.compile(r"[^\S\n]+")
 
 
 def split_items(text: str) -> list[str]:
     """The items of a cell listing several values (``"Germany, France"``,
     ``"a; b"``, one per line), footnote marks removed; one item if it lists nothing."""
-    parts = _LIST_SEPARATORS.split(_FOOTNOTE_BRACKETS.sub("", text).strip())
+    # One space per run first: a long run of spaces would make the split quadratic.
+    flat = _INLINE_SPACES.sub(" ", _FOOTNOTE_BRACKETS.sub("", text)).strip()
+    parts = _LIST_SEPARATORS.split(flat)
     return [p for p in (x.strip() for x in parts) if p]

@@ -25,7 +25,10 @@ get no value (NaN), and their text stays as it was. The decisions:
   span (a single year is both; an open end has no last year).
 - ``list``: several items in a cell (``", "``, ``";"``, ``" / "`` or one per
   line) in at least 30% of the cells, with varying counts (``"City, Country"``
-  in every cell is text, not a list). Lists get no parsed values.
+  in most cells is text, not a list). Lists get no parsed values.
+- A number followed by another in brackets reads as the first
+  (``"17.3 (63.1)"`` -> 17.3, the brackets holding a conversion or a note); the
+  original text stays beside it.
 - Numeric and date columns that pandas already typed keep their values.
 """
 
@@ -310,7 +313,7 @@ def _list_profile(name: str, cells: _Cells) -> ColumnProfile | None:
     if not total or n_multi < _MIN_LIST_SHARE * total or not lengths:
         return None
     # "City, Country" in most cells is one value in two parts, not a list.
-    if multi.most_common(1)[0][1] >= _SAME_COUNT_SHARE * n_multi and max(multi) < 4:
+    if multi.most_common(1)[0][1] >= _SAME_COUNT_SHARE * n_multi:
         return None
     if np.mean(lengths) > _MAX_LIST_ITEM_CHARS:
         return None

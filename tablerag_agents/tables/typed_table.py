@@ -20,6 +20,7 @@ frame back to the original cell it shows, so answers cite original cells.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,8 +34,13 @@ from tablerag_agents.tables.table_shape import (
     transpose,
 )
 
+logger = logging.getLogger(__name__)
+
 ROW_COLUMN = "row_no"
 SUMMARY_COLUMN = "is_summary"
+DEFAULT_MAX_TYPED_CELLS = 100_000
+"""Larger tables are not typed (row numbers still apply): typing reads every distinct
+cell in Python, about 10 ms per 1,000 cells."""
 _SUFFIXES = {"duration": "sec", "date": "date"}
 """Companion suffix by type; every other parsed type is ``num``."""
 
@@ -125,7 +131,11 @@ def _as_integers(values: pd.Series) -> pd.api.extensions.ExtensionArray | np.nda
 
 
 def build_typed_table(
-    df: pd.DataFrame, *, types: bool = True, row_numbers: bool = True
+    df: pd.DataFrame,
+    *,
+    types: bool = True,
+    row_numbers: bool = True,
+    max_cells: int | None = DEFAULT_MAX_TYPED_CELLS,
 ) -> TypedTable:
     """Build the solver's view of ``df`` (see the module docstring).
 
@@ -134,7 +144,12 @@ def build_typed_table(
         types: Type the columns, add companions, mark summary rows, drop repeated
             header rows and turn transposed tables.
         row_numbers: Add the ``row_no`` column.
+        max_cells: Leave tables with more cells untyped, to bound the time
+            (``None``: no limit).
     """
+    if types and max_cells is not None and df.size > max_cells:
+        logger.info("table of %d cells not typed (max_cells=%d)", df.size, max_cells)
+        types = False
     transposed = types and is_transposed(df)
     oriented = transpose(df) if transposed else df
     sources = np.arange(1, df.shape[1]) if transposed else np.arange(len(df))

@@ -6,6 +6,7 @@ The cells are copied from WikiTableQuestions (``wtq/csv/<file>``) and TabFact
 
 from __future__ import annotations
 
+import time
 from datetime import date
 
 import numpy as np
@@ -106,6 +107,7 @@ def test_duration_in_seconds() -> None:
     assert _values(profile.values) == pytest.approx([267.97, 5685.026, 33, 217])
     assert parse_duration("3:05.2") == pytest.approx(185.2)
     assert parse_duration("7:00 PM") is None  # 203-csv/158 "Time": a time of day
+    assert parse_duration("1990s") is None  # TabFact 2-14160327-3.html.csv "decade"
 
 
 def test_dates_in_several_forms() -> None:
@@ -306,3 +308,22 @@ def test_row_numbers_avoid_name_clashes() -> None:
     assert typed.frame["row_no"].tolist() == ["a", "b"]
     assert typed.origin(1, "x__num") == (1, "x")
     assert typed.origin(1, "row_no_2") is None
+
+
+def test_hostile_cells_stay_fast() -> None:
+    # Long runs that make naive regular expressions quadratic, in a table to type.
+    n = 100_000
+    cells = ["*" * n + "x*", " " * n + "x", "a(" * (n // 2) + ")", "1" * n + "s", "x" + " \n" * n]
+    df = pd.DataFrame({"label": [f"r{i}" for i in range(5)], "a": cells, "b": cells[::-1]})
+    started = time.perf_counter()
+    typed = build_typed_table(df)
+    assert time.perf_counter() - started < 3.0
+    assert typed.frame["a"].tolist() == cells
+
+
+def test_tables_over_the_cell_limit_get_row_numbers_only() -> None:
+    df = _regions()
+    typed = build_typed_table(df, max_cells=df.size - 1)
+    assert typed.companions == {} and typed.summary_column is None
+    assert typed.frame["row_no"].tolist() == [1, 2, 3, 4, 5]
+    assert build_typed_table(df, max_cells=df.size).companions != {}
