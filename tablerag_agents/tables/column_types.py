@@ -69,6 +69,7 @@ _SAME_COUNT_SHARE = 0.7
 _DATE_HINT = re.compile(r"[/.-]\d|\d[/.-]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.I)
 _DURATION_HINT = re.compile(r":\d|\d\s*(?:h|m|s)", re.I)
 _PERCENT_HEADER = re.compile(r"%|percent", re.I)
+_MAY_LIST = re.compile(r"[,;\n]| / ")
 
 
 @dataclass
@@ -296,7 +297,7 @@ def _list_profile(name: str, cells: _Cells) -> ColumnProfile | None:
     for text, ok, n in zip(cells.texts, cells.present, cells.counts, strict=True):
         if not ok:
             continue
-        items = split_items(text)
+        items = split_items(text) if _MAY_LIST.search(text) else [text]
         counts.append((len(items), int(n)))
         lengths.extend(len(i) for i in items)
         if len(items) > 1:

@@ -33,6 +33,8 @@ _SUMMARY = re.compile(
     r"|all(?: \w+)? total)\s*:?$",
     re.I,
 )
+_SUMMARY_INITIALS = frozenset("tgsoam")
+"""First letters of the summary labels (a cheap test before the pattern)."""
 _UNIT_WORDS = (
     "mm|cm|m|km|in|inch|inches|ft|feet|mi|miles|g|kg|mg|µg|lb|lbs|oz|kj|kcal|cal|l|ml|"
     "h|hours|days|tons|tonnes|t|kw|mw|hp|mph|km/h|m/s|%"
@@ -50,7 +52,8 @@ _LABEL_COLUMNS = 3
 def _norm(value: object) -> str:
     if value is None or value is pd.NA or value != value:
         return ""
-    return " ".join(str(value).split()).casefold()
+    text = value if isinstance(value, str) else str(value)
+    return " ".join(text.split()).casefold() if text else ""
 
 
 def _is_data_value(name: str) -> bool:
@@ -81,10 +84,14 @@ def repeated_header_rows(df: pd.DataFrame) -> list[int]:
     hits = np.zeros(len(df), dtype=int)
     filled = np.zeros(len(df), dtype=int)
     for i, column in enumerate(df.columns):
-        cells = [_norm(v) for v in df[column].tolist()]
-        filled += np.array([c != "" for c in cells], dtype=int)
+        values = df[column].tolist()
+        filled += np.array([_norm(v) != "" for v in values], dtype=int)
         if i in usable:
-            hits += np.array([c == names[i] for c in cells], dtype=int)
+            longest = 2 * len(names[i]) + 8  # longer cells cannot equal the name
+            hits += np.array(
+                [isinstance(v, str) and len(v) <= longest and _norm(v) == names[i] for v in values],
+                dtype=int,
+            )
     rows = (hits >= need) & (hits * 2 >= filled)
     return [int(i) for i in np.flatnonzero(rows)]
 
@@ -92,7 +99,7 @@ def repeated_header_rows(df: pd.DataFrame) -> list[int]:
 def summary_label(value: object) -> bool:
     """True for a cell that labels a summary row (``"Total"``, ``"Grand Total"``,
     ``"Total for Danish part:"``, ``"Totals"``, ``"Overall"``, ``"Average"``)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or value.lstrip()[:1].lower() not in _SUMMARY_INITIALS:
         return False
     return bool(_SUMMARY.match(core_text(value)))
 
