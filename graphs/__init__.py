@@ -2,9 +2,11 @@
 
 Example:
     >>> from tablerag_agents.graphs import Context, TableQAResult, build_graph
-    >>> graph = build_graph()
-    >>> out = graph.invoke({"question": "Which lake is deepest?", "tables": ["lakes.csv"]},
-    ...                    context=Context(solver="sql"))
+    >>> from tablerag_agents.resources import Resources
+    >>> res = Resources()
+    >>> lakes = res.add_file("lakes.csv")  # the graph takes table ids, never file paths
+    >>> out = build_graph(res).invoke({"question": "Which lake is deepest?", "tables": [lakes]},
+    ...                               context=Context(solver="sql"))
     >>> result = TableQAResult.from_output(out)
     >>> result.answer.text, result.answer.cited_cells
 """

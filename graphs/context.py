@@ -38,7 +38,16 @@ class Context:
     index_dir: str | None = field(
         default=None,
         metadata={
-            "description": "Folder of a saved corpus index to search when no table is given."
+            "description": "Refused when set: the corpus index is configuration of whoever "
+            "builds or deploys the graph (build_graph(index_dir=...), TABLERAG_INDEX_DIR, "
+            "tablerag serve --index), never chosen by a run."
+        },
+    )
+    table_scope: list[str] | None = field(
+        default=None,
+        metadata={
+            "description": "Registered table ids this run may use (None: all of them); it "
+            "narrows what a run sees and never adds a table."
         },
     )
     top_k_tables: int = field(
@@ -170,6 +179,15 @@ class Context:
             "the solver's sampled runs agree with its answer."
         },
     )
+
+    def __post_init__(self) -> None:
+        """Refuse a corpus folder chosen per run (a request must not pick server files)."""
+        if self.index_dir is not None:
+            raise ValueError(
+                f"index_dir={self.index_dir!r} is not a run setting: the corpus index is "
+                "chosen where the graph is built (build_graph(resources, index_dir=...); the "
+                "langgraph.json graph reads TABLERAG_INDEX_DIR; tablerag serve takes --index)"
+            )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> Context:

@@ -39,4 +39,5 @@ def context_from_settings(settings: Mapping[str, str], **fixed: Any) -> Context:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"])
-        raise ValueError(f"bad graph setting {where}: {error['msg']}") from None
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise ValueError(f"bad graph setting {where}: {message}" if where else message) from None

@@ -1,9 +1,9 @@
 """The TableRAG graph's state: plain, serialisable data only.
 
-Tables never travel in the state: it holds their references (a file path, a
-registered id or a corpus id), which the nodes resolve through the shared
-:class:`~tablerag_agents.resources.Resources`. So checkpointers, Studio and the
-backend can store and show every field.
+Tables never travel in the state: it holds their ids (registered tables or
+ids of the graph's corpus index), which the nodes resolve through the shared
+:class:`~tablerag_agents.resources.Resources`; a file path is never opened.
+So checkpointers, Studio and the backend can store and show every field.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ class InputState(TypedDict, total=False):
     question: str
     """The question of this turn."""
     tables: list[str]
-    """Tables to answer over: file paths, registered ids or ids of the corpus index.
-    Empty: keep the previous turn's tables, or search the corpus."""
+    """Ids of the tables to answer over: registered tables (within the Context's
+    ``table_scope``) or tables of the corpus index the graph is built over; never
+    file paths (register files first, e.g. ``Resources.add_file``). Unset: keep the
+    thread's tables, or search."""
 
 
 class State(InputState, total=False):

@@ -276,8 +276,13 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
     token: Annotated[
-        str | None,
-        typer.Option(envvar="TABLERAG_TOKEN", help="Require 'Authorization: Bearer TOKEN'."),
+        list[str] | None,
+        typer.Option(
+            envvar="TABLERAG_TOKEN",
+            help="Require 'Authorization: Bearer TOKEN'. Repeat it (or separate tokens by "
+            "spaces in TABLERAG_TOKEN) for several clients: each token's uploads and threads "
+            "are its own.",
+        ),
     ] = None,
     db: Annotated[
         Path | None, typer.Option(help="SQLite file for threads (default: the cache dir).")
@@ -291,6 +296,13 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest table upload, in MB.")
     ] = 20.0,
+    max_uploads: Annotated[
+        int, typer.Option(min=1, help="Most uploaded tables kept (then 507).")
+    ] = 1000,
+    max_upload_total_mb: Annotated[
+        float,
+        typer.Option(min=0.001, help="Most MB of uploaded files kept (then 507)."),
+    ] = 512.0,
     solver: SolverOption = None,
     settings: SetOption = None,
 ) -> None:
@@ -305,6 +317,8 @@ def serve(
         index_dir=index_dir,
         tables_dir=tables,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        max_uploads=max_uploads,
+        max_upload_total_bytes=int(max_upload_total_mb * 1024 * 1024),
         context=_context(solver, settings),
         announce=console.print,
     )

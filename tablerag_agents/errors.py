@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -83,3 +84,33 @@ class SandboxUnavailableError(TableRAGError):
 
 class SandboxError(TableRAGError):
     """The sandboxed worker failed (crash, protocol error), not the user code."""
+
+
+class UnknownTableError(TableLoadError):
+    """A table reference names no table the caller may use; file paths are never opened.
+
+    Args:
+        ref: The reference as given.
+        known: Ids the caller may use (the first ten are listed).
+    """
+
+    def __init__(self, ref: str, known: Sequence[str] = ()) -> None:
+        self.known = list(known)
+        listed = ", ".join(self.known[:10]) or "none"
+        if len(self.known) > 10:
+            listed += f" and {len(self.known) - 10} more"
+        super().__init__(ref, f"no table with this id (ids: {listed})")
+        self.args = (
+            f"unknown table {ref!r}: tables are named by id (ids: {listed}); a file path is "
+            "never opened here: load and register the file first",
+        )
+
+
+class GraphRunError(TableRAGError, RuntimeError):
+    """A library error inside a node, raised again so a LangGraph API server shows it.
+
+    langgraph-api replaces the message of most exception types by "An internal
+    error occurred" and keeps it for a few builtin ones (ValueError,
+    RuntimeError...): the served graph raises this instead, naming the
+    original type in the message and keeping it as ``__cause__``.
+    """

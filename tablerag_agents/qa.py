@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from importlib import resources as package_files
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,8 @@ def answer_question(
 
     Args:
         question: The question.
-        table_path: A table file to answer over.
+        table_path: A table file to answer over (loaded and registered in the
+            resources under its id, the file's stem).
         index_dir: A saved corpus index to search (when no table file is given).
         context: Graph settings (solver, budget, filters...); defaults otherwise.
         resources: Shared models and caches (default: the process-wide ones).
@@ -55,12 +55,11 @@ def answer_question(
     if table_path is None and index_dir is None:
         raise ValueError("give a table file or an index directory")
     ctx = context or Context()
-    if index_dir is not None:
-        ctx = replace(ctx, index_dir=str(index_dir))
+    res = resources or default_resources()
     inputs: InputState = {"question": question}
-    if table_path is not None:
-        inputs["tables"] = [str(table_path)]
-    graph = build_graph(resources or default_resources())
+    if table_path is not None:  # the graph takes ids only: the file is opened here
+        inputs["tables"] = [res.add_file(table_path)]
+    graph = build_graph(res, index_dir=index_dir)
     started = time.perf_counter()
     final: dict[str, Any] = {}
     mode: str

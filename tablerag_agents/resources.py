@@ -15,11 +15,12 @@ import hashlib
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tablerag_agents.config import Settings
-from tablerag_agents.errors import TableLoadError
+from tablerag_agents.errors import TableLoadError, UnknownTableError
 from tablerag_agents.tables import Table, load_table
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from tablerag_agents.table_index import TableIndex
 
 logger = logging.getLogger(__name__)
+
+_MAX_REGISTERED_CORPORA = 8
+"""Searchable corpora over subsets of the registered tables kept (one per scope)."""
 
 
 def frame_fingerprint(df: pd.DataFrame) -> str:
@@ -81,7 +85,7 @@ class Resources:
         self._tables: dict[str, Table] = {}
         self._files: dict[tuple[str, float, int], Table] = {}
         self._corpora: dict[str, CorpusIndex] = {}
-        self._registered_corpus: CorpusIndex | None = None
+        self._registered_corpora: OrderedDict[frozenset[str], CorpusIndex] = OrderedDict()
         self._wikipedia = wikipedia
         self._table_indexes: OrderedDict[tuple[str, str, int], TableIndex] = OrderedDict()
         self._closed = False
@@ -147,32 +151,79 @@ class Resources:
         """Register an in-memory table under its id (replacing one with the same id)."""
         with self._lock:
             self._tables[table.id] = table
-            self._registered_corpus = None
+            self._registered_corpora.clear()
         return table.id
 
-    def registered_corpus(self) -> CorpusIndex:
-        """An in-memory corpus index over the registered tables (rebuilt when they change).
+    def add_file(self, path: str | Path) -> str:
+        """Load a table file you trust and register it; returns its id.
+
+        The graph and the tools only resolve ids: this is how a caller that
+        holds a file path (the CLI, :func:`~tablerag_agents.qa.answer_question`)
+        hands the table over. A file is read again only when it changed.
 
         Raises:
-            ValueError: If no table is registered.
+            TableLoadError: The file cannot be read.
+        """
+        resolved = Path(path).resolve()
+        try:
+            stat = resolved.stat()
+        except OSError as exc:
+            raise TableLoadError(path, f"cannot open: {exc.strerror or exc}") from None
+        key = (str(resolved), stat.st_mtime, stat.st_size)
+        with self._lock:
+            table = self._files.get(key)
+        if table is None:
+            table = load_table(resolved)
+            with self._lock:
+                self._files[key] = table
+        return self.add_table(table)
+
+    def remove_table(self, table_id: str) -> bool:
+        """Unregister a table; False if no table has this id."""
+        with self._lock:
+            if self._tables.pop(table_id, None) is None:
+                return False
+            self._registered_corpora.clear()
+            return True
+
+    def registered_corpus(self, ids: Iterable[str] | None = None) -> CorpusIndex:
+        """An in-memory corpus index over the registered tables (rebuilt when they change).
+
+        Args:
+            ids: Only these registered tables (default: all of them).
+
+        Raises:
+            ValueError: If no (such) table is registered.
         """
         with self._lock:
-            if not self._tables:
+            wanted = self._tables.keys() if ids is None else set(ids) & self._tables.keys()
+            key = frozenset(wanted)
+            if not key:
                 raise ValueError("no tables registered: add tables or give a corpus index")
-            if self._registered_corpus is None:
+            corpus = self._registered_corpora.get(key)
+            if corpus is None:
                 from tablerag_agents.retrieval.corpus import CorpusIndex
 
-                tables = list(self._tables.values())
-                self._registered_corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
-            return self._registered_corpus
+                tables = [t for t in self._tables.values() if t.id in key]
+                corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
+                self._registered_corpora[key] = corpus
+                while len(self._registered_corpora) > _MAX_REGISTERED_CORPORA:
+                    self._registered_corpora.popitem(last=False)
+            self._registered_corpora.move_to_end(key)
+            return corpus
 
     @property
     def table_ids(self) -> list[str]:
         """Ids of the registered in-memory tables."""
-        return list(self._tables)
+        with self._lock:
+            return list(self._tables)
 
     def corpus(self, index_dir: str | Path) -> CorpusIndex:
-        """The corpus index saved at ``index_dir`` (loaded once per folder)."""
+        """The corpus index saved at ``index_dir`` (loaded once per folder).
+
+        ``index_dir`` is configuration (a deployment's or a caller's own
+        folder), never a value taken from a request.
+        """
         key = str(Path(index_dir).resolve())
         with self._lock:
             index = self._corpora.get(key)
@@ -184,30 +235,35 @@ class Resources:
             return index
 
     def get_table(self, ref: str, index_dir: str | Path | None = None) -> Table:
-        """Resolve a table reference: a registered id, a table file, or a corpus id.
+        """Resolve a table id: a registered table, else a table of the corpus at ``index_dir``.
+
+        A reference is never opened as a file (register files with
+        :meth:`add_file`).
 
         Raises:
-            TableLoadError: If ``ref`` names no registered table, readable file
-                or table of the corpus at ``index_dir``.
+            UnknownTableError: ``ref`` names no registered table nor a table
+                of the corpus.
         """
         with self._lock:
             if ref in self._tables:
                 return self._tables[ref]
-        path = Path(ref)
-        if path.is_file():
-            stat = path.stat()
-            key = (str(path.resolve()), stat.st_mtime, stat.st_size)
-            with self._lock:
-                if key not in self._files:
-                    self._files[key] = load_table(path)
-                return self._files[key]
-        if index_dir is not None:
-            try:
-                return self.corpus(index_dir).get_table(ref)
-            except KeyError:
-                pass
-        known = ", ".join(self.table_ids[:10]) or "none registered"
-        raise TableLoadError(ref, f"no such table file or table id (registered: {known})")
+        if index_dir is not None and (table := self.corpus_table(ref, index_dir)) is not None:
+            return table
+        raise UnknownTableError(ref, self.table_ids)
+
+    def corpus_table(self, ref: str, index_dir: str | Path) -> Table | None:
+        """The table ``ref`` of the corpus at ``index_dir`` (None: no such id there).
+
+        Raises:
+            TableLoadError: The id is indexed but the index stores no table data.
+        """
+        corpus = self.corpus(index_dir)
+        if ref not in corpus:
+            return None
+        try:
+            return corpus.get_table(ref)
+        except KeyError:
+            raise TableLoadError(ref, "indexed, but the index stores no table data") from None
 
     def table_index(self, table: Table, *, budget: int) -> TableIndex:
         """The schema/cell index of ``table`` under ``budget`` (built once, LRU-cached)."""
@@ -239,7 +295,7 @@ class Resources:
             self._table_indexes.clear()
             self._corpora.clear()
             self._files.clear()
-            self._registered_corpus = None
+            self._registered_corpora.clear()
 
     def __enter__(self) -> Resources:
         return self

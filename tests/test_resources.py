@@ -86,8 +86,9 @@ def test_table_indexes_and_files_are_cached(tmp_path: Path) -> None:
             return super().embed_documents(texts)
 
     with Resources(chat_model=ScriptedChatModel([]), embeddings=CountingEmbeddings()) as res:
-        table = res.get_table(str(path))
-        assert res.get_table(str(path)) is table  # the file is read once
+        assert res.add_file(path) == "t"
+        table = res.get_table("t")
+        assert res.get_table(res.add_file(str(path))) is table  # the file is read once
         first = res.table_index(table, budget=100)
         assert res.table_index(table, budget=100) is first and len(calls) == 2
         assert res.table_index(table, budget=5) is not first  # another budget, another index
@@ -100,5 +101,17 @@ def test_unknown_table_reference_lists_what_is_known() -> None:
 
     with Resources(chat_model=ScriptedChatModel([])) as res:
         res.add_table(Table("cities", pd.DataFrame({"a": [1]})))
-        with pytest.raises(TableLoadError, match="registered: cities"):
+        with pytest.raises(TableLoadError, match=r"unknown table 'towns'.*\(ids: cities\)"):
             res.get_table("towns")
+
+
+def test_a_file_path_is_never_opened_as_a_table_reference(tmp_path: Path) -> None:
+    from tablerag_agents.errors import UnknownTableError
+
+    path = tmp_path / "secret.csv"
+    path.write_text("token\nhunter2\n")
+    with Resources(chat_model=ScriptedChatModel([])) as res:
+        for ref in (str(path), "/etc/passwd", "secret.csv"):
+            with pytest.raises(UnknownTableError, match="never opened"):
+                res.get_table(ref)
+        assert res.table_ids == []  # nothing was read or registered

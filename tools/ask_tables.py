@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForToolRun
@@ -55,7 +54,7 @@ class AskTablesTool(TableTool):
         if self._graph is None:
             from tablerag_agents.graphs import build_graph
 
-            self._graph = build_graph(self.catalog.resources)
+            self._graph = build_graph(self.catalog.resources, index_dir=self.catalog.corpus_path)
         return self._graph
 
     def _run(
@@ -66,8 +65,6 @@ class AskTablesTool(TableTool):
     ) -> tuple[str, dict[str, Any]]:
         ids = [self.catalog.get(t).id for t in dict.fromkeys(tables or [])]
         ctx = self.context
-        if self.catalog.corpus_path is not None and ctx.index_dir is None:
-            ctx = replace(ctx, index_dir=str(self.catalog.corpus_path))
         # A one-shot run of its own: not a subgraph of the calling agent's thread.
         config: RunnableConfig = {"callbacks": run_manager.get_child()} if run_manager else {}
         try:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import difflib
 import keyword
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,29 +32,19 @@ RESERVED = frozenset({"pd", "np", "df", "_", *keyword.kwlist})
 
 
 class TableCatalog:
-    """Resolve table ids for the tools and cache per-table schema/cell indexes.
+    """Resolve table ids for the tools; their indexes come from the shared resources.
 
     Args:
-        resources: Models, sandbox and registered tables (see
-            :class:`~tablerag_agents.resources.Resources`).
+        resources: Models, sandbox, registered tables and the per-table index
+            cache (see :class:`~tablerag_agents.resources.Resources`).
         corpus_path: A saved :class:`CorpusIndex` whose tables are also
             available (and searched by ``search_tables``).
-        max_table_indexes: How many built ``TableIndex`` objects to keep.
     """
 
-    def __init__(
-        self,
-        resources: Resources,
-        *,
-        corpus_path: str | Path | None = None,
-        max_table_indexes: int = 16,
-    ) -> None:
+    def __init__(self, resources: Resources, *, corpus_path: str | Path | None = None) -> None:
         """Keep the resources; the corpus index is opened on first use."""
         self.resources = resources
         self.corpus_path = Path(corpus_path) if corpus_path is not None else None
-        self.max_table_indexes = max_table_indexes
-        self._indexes: OrderedDict[tuple[str, int], TableIndex] = OrderedDict()
-        self._lock = threading.Lock()
 
     # -- tables -------------------------------------------------------------------------
 
@@ -133,26 +121,12 @@ class TableCatalog:
     # -- per-table schema/cell indexes --------------------------------------------------
 
     def table_index(self, table: Table, budget: int) -> TableIndex:
-        """The schema/cell index of ``table`` under ``budget`` (built once per table id)."""
-        from tablerag_agents.table_index import TableIndex
+        """The schema/cell index of ``table`` under ``budget``.
 
-        key = (table.id, budget)
-        with self._lock:
-            cached = self._indexes.get(key)
-            if cached is not None:
-                self._indexes.move_to_end(key)
-                return cached
-        index = TableIndex.build(table, self.resources.embeddings, budget=budget)
-        with self._lock:
-            self._indexes[key] = index
-            while len(self._indexes) > self.max_table_indexes:
-                self._indexes.popitem(last=False)
-        return index
-
-    def clear(self) -> None:
-        """Drop the cached table indexes."""
-        with self._lock:
-            self._indexes.clear()
+        Cached by the resources under the table's content, so a table replaced
+        under the same id gets a new index (and the graph shares the tools' ones).
+        """
+        return self.resources.table_index(table, budget=budget)
 
 
 def variable_names(tables: Sequence[Table]) -> dict[str, Table]:

@@ -47,7 +47,7 @@ class RetrieveTableContextTool(TableTool):
     )
     args_schema: type[BaseModel] = RetrieveTableContextInput
     catalog: TableCatalog
-    """The tables; built indexes are cached per table id."""
+    """The tables; built indexes are cached by the resources per table content."""
     budget: int = DEFAULT_BUDGET
     """Cell budget ``B``: at most this many distinct cells are indexed per table."""
     max_schema: int = 10

@@ -182,9 +182,8 @@ class TableRAGToolkit(BaseToolkit):
     # -- lifetime -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the sandbox this toolkit created and drop caches and saved variables."""
+        """Drop saved variables; close the resources (sandbox, caches) if the toolkit made them."""
         self.namespaces.clear()
-        self.catalog.clear()
         if self.owns_resources:
             self.catalog.resources.close()
 

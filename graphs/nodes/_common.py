@@ -2,20 +2,78 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 from tablerag_agents.graphs.context import Context
 
+from tablerag_agents.errors import UnknownTableError
 from tablerag_agents.resources import Resources
 
-ResourcesGetter = Callable[[], Resources]
-"""Returns the resources a node uses (resolved at run time, not at import)."""
+if TYPE_CHECKING:
+    from tablerag_agents.retrieval.corpus import CorpusIndex
+    from tablerag_agents.tables import Table
+
+
+class ResourcesGetter:
+    """What the nodes share: the resources (looked up at run time) and the graph's corpus.
+
+    Every table reference of a run resolves here, and only to a registered id
+    (within the run's ``table_scope``) or an id of the corpus index the graph
+    was built over. Nothing a run sends is opened as a file or a folder.
+
+    Args:
+        get: Returns the resources (called at run time, not at import).
+        index_dir: The saved corpus index searched when a turn names no table
+            (configuration of whoever builds the graph).
+    """
+
+    def __init__(self, get: Callable[[], Resources], index_dir: str | Path | None = None) -> None:
+        self._get = get
+        self.index_dir = str(index_dir) if index_dir is not None else None
+
+    def __call__(self) -> Resources:
+        """The resources."""
+        return self._get()
+
+    def table_ids(self, ctx: Context) -> list[str]:
+        """The registered tables this run may use."""
+        ids = self().table_ids
+        if ctx.table_scope is None:
+            return ids
+        scope = set(ctx.table_scope)
+        return [t for t in ids if t in scope]
+
+    def table(self, ref: str, ctx: Context) -> Table:
+        """The table ``ref`` names: a registered id in scope, or an id of the graph's corpus.
+
+        Raises:
+            UnknownTableError: ``ref`` is neither (a file path never is).
+        """
+        res = self()
+        if ctx.table_scope is None or ref in ctx.table_scope:
+            with contextlib.suppress(UnknownTableError):
+                return res.get_table(ref)
+        if self.index_dir is not None:
+            table = res.corpus_table(ref, self.index_dir)
+            if table is not None:
+                return table
+        raise UnknownTableError(ref, self.table_ids(ctx))
+
+    def search_corpus(self, ctx: Context) -> CorpusIndex:
+        """What a turn without tables searches: the graph's corpus, else the tables in scope."""
+        res = self()
+        if self.index_dir is not None:
+            return res.corpus(self.index_dir)
+        return res.registered_corpus(self.table_ids(ctx))
+
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.S)
 

@@ -63,13 +63,12 @@ def make_prepare(resources: ResourcesGetter) -> Any:
             prompt = load_prompt("rewrite_question").format(history=shown, question=question)
             standalone = _clean_rewrite(ask(resources().chat_model, prompt), question)
         update["standalone_question"] = standalone
-        res = resources()
         previous = list(state.get("table_ids") or [])
-        chosen = tables_without_search({**state, "previous_tables": previous}, ctx, res)
+        chosen = tables_without_search(state, ctx, resources)
         update["previous_tables"] = previous
         update["table_ids"] = chosen or []
         update["table_hits"] = []
-        update["large_tables"] = large_tables(chosen, ctx, res) if chosen else []
+        update["large_tables"] = large_tables(chosen, ctx, resources) if chosen else []
         return update
 
     return prepare

@@ -30,7 +30,7 @@ def make_filter(resources: ResourcesGetter) -> Any:
         question = question_of(state)
         sub_tables: dict[str, dict[str, Any]] = {}
         for ref in state.get("table_ids") or []:
-            table = res.get_table(ref, ctx.index_dir)
+            table = resources.table(ref, ctx)
             if table.n_cells <= ctx.filter_min_cells:
                 continue
             progress(runtime, "filter", step=ctx.filter, table=ref)
@@ -80,7 +80,7 @@ def make_clarify(resources: ResourcesGetter) -> Any:
         ctx = context_of(runtime)
         res = resources()
         question = question_of(state)
-        main = res.get_table(state["table_ids"][0], ctx.index_dir)
+        main = resources.table(state["table_ids"][0], ctx)
         headers = [str(c) for c in main.df.columns]
         update: dict[str, Any] = {}
         if ctx.clarify_terms:

@@ -22,7 +22,7 @@ from tablerag_agents.graphs.nodes._common import (
 from tablerag_agents.graphs.state import State
 from tablerag_agents.prompts import load_prompt
 
-from tablerag_agents.resources import Resources
+from tablerag_agents.errors import UnknownTableError
 from tablerag_agents.table_index import build_table_context
 
 _MAX_QUERIES = 5
@@ -34,38 +34,38 @@ def question_of(state: State) -> str:
     return state.get("standalone_question") or state.get("question") or ""
 
 
-def tables_without_search(state: State, ctx: Context, resources: Resources) -> list[str] | None:
-    """The turn's tables when no search is needed (None: search the corpus).
+def tables_without_search(
+    state: State, ctx: Context, resources: ResourcesGetter
+) -> list[str] | None:
+    """The turn's tables when no search is needed (None: search).
 
-    Given tables win; with no corpus, the previous turn's tables or the one
-    registered table are used.
+    Given tables win (they stay given on a thread's next turns) and are
+    resolved again every turn; with no corpus index, the one table in scope is
+    used.
 
     Raises:
-        TableLoadError: A given table cannot be resolved.
+        UnknownTableError: A given table is not one the run may use.
         ValueError: There is nothing to answer over.
     """
     given = list(state.get("tables") or [])
     if given:
         for ref in given:
-            resources.get_table(ref, ctx.index_dir)  # fail early with a clear error
+            resources.table(ref, ctx)  # fail early with a clear error
         return given
-    if ctx.index_dir is not None or len(resources.table_ids) > 1:
+    registered = resources.table_ids(ctx)
+    if resources.index_dir is not None or len(registered) > 1:
         return None
-    if resources.table_ids:
-        return resources.table_ids
-    previous = list(state.get("previous_tables") or [])
-    if previous:
-        return previous
-    raise ValueError("no table to answer over: pass `tables`, or set `index_dir`")
+    if registered:
+        return registered
+    raise ValueError(
+        "no table to answer over: pass `tables` (ids of registered tables), or build the "
+        "graph over a corpus index"
+    )
 
 
-def large_tables(refs: list[str], ctx: Context, resources: Resources) -> list[str]:
+def large_tables(refs: list[str], ctx: Context, resources: ResourcesGetter) -> list[str]:
     """The references of tables too large to show row by row."""
-    return [
-        ref
-        for ref in refs
-        if resources.get_table(ref, ctx.index_dir).n_cells > ctx.large_table_cells
-    ]
+    return [ref for ref in refs if resources.table(ref, ctx).n_cells > ctx.large_table_cells]
 
 
 def make_retrieve_tables(resources: ResourcesGetter) -> Any:
@@ -77,7 +77,7 @@ def make_retrieve_tables(resources: ResourcesGetter) -> Any:
         res = resources()
         question = question_of(state)
         previous = list(state.get("previous_tables") or [])
-        corpus = res.corpus(ctx.index_dir) if ctx.index_dir else res.registered_corpus()
+        corpus = resources.search_corpus(ctx)
         progress(runtime, "retrieve_tables", step="search", k=ctx.top_k_tables)
         model = res.chat_model if ctx.rerank else None
         hits = corpus.search(question, k=max(ctx.top_k_tables, 1), rerank_model=model)
@@ -90,14 +90,15 @@ def make_retrieve_tables(resources: ResourcesGetter) -> Any:
         floor = best - abs(best) * ctx.multi_table_margin
         close = [h["table_id"] for h in found if h["score"] >= floor]
         if previous and previous[0] in close:
-            chosen = previous  # the conversation is still about the same tables
+            # The conversation is still about the same tables (those the run may still use).
+            chosen = [ref for ref in previous if _usable(resources, ref, ctx)]
         else:
             chosen = close[: max(ctx.max_tables, 1)]
         progress(runtime, "retrieve_tables", step="chosen", tables=chosen)
         return {
             "table_ids": chosen,
             "table_hits": found,
-            "large_tables": large_tables(chosen, ctx, res),
+            "large_tables": large_tables(chosen, ctx, resources),
         }
 
     return retrieve_tables
@@ -111,7 +112,7 @@ def make_expand_query(resources: ResourcesGetter) -> Any:
         ctx = context_of(runtime)
         res = resources()
         question = question_of(state)
-        main = res.get_table(state["large_tables"][0], ctx.index_dir)
+        main = resources.table(state["large_tables"][0], ctx)
         columns = ", ".join(str(c) for c in main.df.columns[:_COLUMNS_SHOWN])
         prompt = load_prompt("expand_query").format(
             question=question, caption=main.caption or main.id, columns=columns
@@ -137,7 +138,7 @@ def make_retrieve_schema_cells(resources: ResourcesGetter) -> Any:
         cell_queries = _with_question(question, state.get("cell_queries"))
         retrieved: dict[str, str] = {}
         for ref in state.get("large_tables") or []:
-            table = res.get_table(ref, ctx.index_dir)
+            table = resources.table(ref, ctx)
             progress(runtime, "retrieve_schema_cells", step="index", table=ref)
             index = res.table_index(table, budget=ctx.budget)
             schema = index.search_schema(schema_queries, k=ctx.schema_k)
@@ -146,6 +147,15 @@ def make_retrieve_schema_cells(resources: ResourcesGetter) -> Any:
         return {"retrieved": retrieved}
 
     return retrieve_schema_cells
+
+
+def _usable(resources: ResourcesGetter, ref: str, ctx: Context) -> bool:
+    """Whether the run may use the table ``ref``."""
+    try:
+        resources.table(ref, ctx)
+    except UnknownTableError:
+        return False
+    return True
 
 
 def _with_question(question: str, queries: list[str] | None) -> list[str]:

@@ -11,7 +11,6 @@ from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of, pr
 from tablerag_agents.graphs.nodes.retrieve import question_of
 from tablerag_agents.graphs.state import State
 
-from tablerag_agents.resources import Resources
 from tablerag_agents.solve import (
     SolverContext,
     SolverResult,
@@ -31,7 +30,7 @@ def next_solver(state: State, ctx: Context) -> str | None:
     return next((s for s in ctx.retry_solvers if s not in tried), None)
 
 
-def solver_context(state: State, ctx: Context, res: Resources) -> SolverContext:
+def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> SolverContext:
     """Assemble the solver's input from the turn's tables, retrieval, filter and notes."""
     tables = {}
     main_caption = ""
@@ -39,7 +38,7 @@ def solver_context(state: State, ctx: Context, res: Resources) -> SolverContext:
     retrieved = state.get("retrieved") or {}
     sub_tables = state.get("sub_tables") or {}
     for i, ref in enumerate(state.get("table_ids") or []):
-        table = res.get_table(ref, ctx.index_dir)
+        table = resources.table(ref, ctx)
         df = table.df
         kept = sub_tables.get(ref)
         if kept is not None and not kept.get("fallback"):
@@ -89,7 +88,7 @@ def make_solve(resources: ResourcesGetter) -> Any:
             typed_columns=ctx.typed_columns,
             row_numbers=ctx.row_numbers,
         )
-        result: SolverResult = solver.solve(solver_context(state, ctx, res))
+        result: SolverResult = solver.solve(solver_context(state, ctx, resources))
         progress(runtime, "solve", step="done", solver=result.solver, answer=result.answer)
         return {"attempts": [*(state.get("attempts") or []), result.model_dump(mode="json")]}
 

@@ -122,13 +122,15 @@ class GraphMethod:
         """Build the context from the graph's settings and compile the graph."""
         from tablerag_agents.graphs import build_graph
 
+        # The corpus is where the graph is built, not a run setting of its Context.
+        self.index_dir = settings.get("index_dir")
         self.context = context_from_settings(
-            {k: v for k, v in settings.items() if k in CONTEXT_KEYS}
+            {k: v for k, v in settings.items() if k in CONTEXT_KEYS and k != "index_dir"}
         )
         self.resources = resources
         if self.context.wikipedia:
             hide_answers_in(resources)  # the background never gives the answer away
-        self.graph = build_graph(resources)
+        self.graph = build_graph(resources, index_dir=self.index_dir)
         # Sentence answers are written by the model unless a setting says otherwise.
         self.sentence_context = (
             self.context
@@ -141,7 +143,7 @@ class GraphMethod:
         inputs: InputState = {"question": task_question(example)}
         started = time.perf_counter()
         try:
-            if self.context.index_dir is None:
+            if self.index_dir is None:
                 inputs["tables"] = [self.resources.add_table(t) for t in example.load_tables()]
                 started = time.perf_counter()
             context = self.sentence_context if example.task == "freeform" else self.context

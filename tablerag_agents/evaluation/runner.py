@@ -283,7 +283,8 @@ def background_sources(settings: dict[str, str], resources: Settings) -> dict[st
     from tablerag_agents.graphs.context_overrides import context_from_settings
 
     try:  # read the switch as the graph reads it
-        wanted = context_from_settings(settings).wikipedia
+        run_settings = {k: v for k, v in settings.items() if k != "index_dir"}  # graph's own
+        wanted = context_from_settings(run_settings).wikipedia
     except ValueError:  # not graph settings (a baseline's options): no background
         return None
     if not wanted:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -21,7 +20,11 @@ from tablerag_agents.server.routes_tables import tables_router
 from tablerag_agents.server.routes_threads import threads_router
 from tablerag_agents.server.state import ServerState
 from tablerag_agents.server.store import ThreadStore
-from tablerag_agents.server.uploads import UploadStore
+from tablerag_agents.server.uploads import (
+    DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
+    DEFAULT_MAX_UPLOADS,
+    UploadStore,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +38,10 @@ def create_app(
     resources: Resources,
     *,
     db_path: str | Path,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    max_uploads: int = DEFAULT_MAX_UPLOADS,
+    max_upload_total_bytes: int = DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
     index_dir: str | Path | None = None,
     upload_dir: str | Path | None = None,
     context: Context | None = None,
@@ -46,8 +51,12 @@ def create_app(
     Args:
         resources: Models, sandbox and registered tables (the caller closes them).
         db_path: SQLite file for thread checkpoints (created if missing).
-        token: When set, every request needs ``Authorization: Bearer <token>``.
+        token: When set, every request needs ``Authorization: Bearer <token>``;
+            several tokens are several clients, each with its own uploads and
+            threads (see :mod:`tablerag_agents.server.auth`).
         max_upload_bytes: Largest table file ``POST /tables`` accepts.
+        max_uploads: Most uploaded tables the server keeps (then 507).
+        max_upload_total_bytes: Most bytes of uploaded files it keeps (then 507).
         index_dir: A saved corpus index to answer over (questions without tables).
         upload_dir: Where uploaded tables are kept (default: ``uploads/`` next to
             ``db_path``); they are registered again at start-up.
@@ -58,28 +67,32 @@ def create_app(
     """
     db = Path(db_path)
     uploads_path = Path(upload_dir) if upload_dir is not None else db.parent / "uploads"
-    ctx = context or Context()
-    if index_dir is not None:
-        ctx = replace(ctx, index_dir=str(index_dir))
+    index = str(index_dir) if index_dir is not None else None
     state = ServerState(
         resources=resources,
-        context=ctx,
-        uploads=UploadStore(uploads_path, resources, max_upload_bytes),
-        stateless_graph=build_graph(resources),
+        context=context or Context(),
+        index_dir=index,
+        uploads=UploadStore(
+            uploads_path,
+            resources,
+            max_upload_bytes,
+            max_uploads=max_uploads,
+            max_total_bytes=max_upload_total_bytes,
+        ),
+        stateless_graph=build_graph(resources, index_dir=index),
     )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db.parent.mkdir(parents=True, exist_ok=True)
-        uploads_path.mkdir(parents=True, exist_ok=True)
         restored = await asyncio.to_thread(state.uploads.restore)
         if restored:
             logger.info("registered %d uploaded tables again", restored)
-        if ctx.index_dir is not None:  # load now: a bad index fails the start, not a request
-            await asyncio.to_thread(resources.corpus, ctx.index_dir)
+        if index is not None:  # load now: a bad index fails the start, not a request
+            await asyncio.to_thread(resources.corpus, index)
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
             state.threads = await ThreadStore.open(db)
-            state.graph = build_graph(resources, checkpointer=saver)
+            state.graph = build_graph(resources, index_dir=index, checkpointer=saver)
             try:
                 yield
             finally:
@@ -98,5 +111,5 @@ def create_app(
     app.include_router(threads_router(MAX_JSON_BYTES))
     app.include_router(tables_router(max_upload_bytes))
     if token:
-        app.add_middleware(BearerTokenMiddleware, token=token)
+        app.add_middleware(BearerTokenMiddleware, tokens=token)
     return app

@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 _TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
     409: "conflict_error",
@@ -26,6 +27,7 @@ _TYPES = {
     415: "unsupported_media_type",
     422: "invalid_request_error",
     503: "service_unavailable",
+    507: "insufficient_storage",
 }
 
 

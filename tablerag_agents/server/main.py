@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tablerag_agents.config import Settings
@@ -22,11 +22,13 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     db_path: Path | None = None,
     index_dir: Path | None = None,
     tables_dir: Path | None = None,
     max_upload_bytes: int,
+    max_uploads: int,
+    max_upload_total_bytes: int,
     context: Context | None = None,
     announce: Callable[[str], None] = logger.info,
 ) -> None:
@@ -53,6 +55,8 @@ def serve(
             db_path=db_path or default_db_path(settings),
             token=token,
             max_upload_bytes=max_upload_bytes,
+            max_uploads=max_uploads,
+            max_upload_total_bytes=max_upload_total_bytes,
             index_dir=index_dir,
             context=context,
         )

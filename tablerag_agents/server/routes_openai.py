@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from tablerag_agents.graphs import InputState, TableQAResult
+from tablerag_agents.server.auth import ClientDep
 from tablerag_agents.server.errors import ApiError, error_body
 from tablerag_agents.server.runs import GraphRun, reply_of
 from tablerag_agents.server.schemas import MAX_QUESTION_CHARS
@@ -150,7 +151,7 @@ def openai_router(max_json_bytes: int) -> APIRouter:
 
     @router.post("/chat/completions", response_model=None)
     async def chat_completions(
-        body: ChatCompletionRequest, state: StateDep
+        body: ChatCompletionRequest, state: StateDep, client: ClientDep
     ) -> dict[str, Any] | Response:
         """Answer the last user message over the tables (OpenAI chat completions format)."""
         if body.model != MODEL_ID:
@@ -160,12 +161,13 @@ def openai_router(max_json_bytes: int) -> APIRouter:
         if body.n != 1:
             raise ApiError(422, "n must be 1")
         messages = conversation(body)
-        tables = await state.check_tables(body.tables or [])
-        state.check_answerable(tables)
+        tables = await state.check_tables(body.tables or [], client)
+        state.check_answerable(tables, client)
         inputs: InputState = {"messages": messages}
         if tables:
             inputs["tables"] = tables
-        run = state.runs.start(GraphRun(state.stateless_graph, inputs, context=state.context))
+        context = state.run_context(client)
+        run = state.runs.start(GraphRun(state.stateless_graph, inputs, context=context))
         base = {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "created": int(time.time()),

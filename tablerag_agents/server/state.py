@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -24,7 +24,8 @@ class ServerState:
 
     Attributes:
         resources: Models, sandbox and registered tables.
-        context: Graph settings of every run (solver, index...).
+        context: Graph settings of every run (solver, filters...).
+        index_dir: The corpus index the graphs are built over (None: none).
         uploads: Uploaded and registered tables.
         stateless_graph: The graph without a checkpointer (OpenAI endpoint).
         graph: The graph with the SQLite checkpointer (threads).
@@ -34,6 +35,7 @@ class ServerState:
 
     resources: Resources
     context: Context
+    index_dir: str | None
     uploads: UploadStore
     stateless_graph: TableRAGGraph
     graph: TableRAGGraph | None = None
@@ -46,43 +48,48 @@ class ServerState:
             raise ApiError(503, "the service is starting; retry in a moment", "starting")
         return self.graph, self.threads
 
-    async def check_tables(self, refs: list[str]) -> list[str]:
-        """Refuse table references that are not registered ids or ids of the index.
+    async def check_tables(self, refs: list[str], owner: str) -> list[str]:
+        """Refuse table references that are not ids ``owner`` may use.
 
-        File paths are never accepted from clients: a table must be uploaded
-        (``POST /tables``), loaded with ``--tables`` or be part of ``--index``.
+        Those are the registered tables (``--tables``) and ``owner``'s uploads,
+        and the ids of the index. File paths are never accepted from clients:
+        a table must be uploaded (``POST /tables``), loaded with ``--tables``
+        or be part of ``--index``. Another client's upload is an unknown id.
 
         Raises:
             ApiError: 422 naming the unknown ids.
         """
         if len(refs) > MAX_TABLES_PER_MESSAGE:
             raise ApiError(422, f"at most {MAX_TABLES_PER_MESSAGE} tables per message")
-        known = set(self.resources.table_ids)
+        known = set(self.uploads.visible(owner))
         unknown = [ref for ref in refs if ref not in known]
-        index_dir = self.context.index_dir
-        if unknown and index_dir is not None:
-            corpus = await asyncio.to_thread(self.resources.corpus, index_dir)
+        if unknown and self.index_dir is not None:
+            corpus = await asyncio.to_thread(self.resources.corpus, self.index_dir)
             unknown = [ref for ref in unknown if ref not in corpus]
         if unknown:
             listed = ", ".join(sorted(known)[:10]) or "none; upload one with POST /tables"
             raise ApiError(
-                422, f"unknown table id(s) {unknown}; registered: {listed}", "unknown_table"
+                422, f"unknown table id(s) {unknown}; yours to use: {listed}", "unknown_table"
             )
         return refs
 
-    def check_answerable(self, refs: list[str]) -> None:
-        """Refuse a question when there is nothing to answer it over.
+    def check_answerable(self, refs: list[str], owner: str) -> None:
+        """Refuse a question when ``owner`` has nothing to answer it over.
 
         Raises:
-            ApiError: 422 when no table is named or registered and no index is set.
+            ApiError: 422 when no table is named or visible and no index is set.
         """
-        if not refs and not self.resources.table_ids and self.context.index_dir is None:
+        if not refs and self.index_dir is None and not self.uploads.visible(owner):
             raise ApiError(
                 422,
                 "no tables to answer over: upload one with POST /tables, "
                 "or start the service with --tables or --index",
                 "no_tables",
             )
+
+    def run_context(self, owner: str) -> Context:
+        """The graph settings of a run for ``owner``: only its tables are in scope."""
+        return replace(self.context, table_scope=self.uploads.visible(owner))
 
 
 def server_state(request: Request) -> ServerState:

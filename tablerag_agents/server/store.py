@@ -1,8 +1,9 @@
 """The thread registry: which threads exist and their tables, next to the checkpoints.
 
 The checkpointer keeps each thread's conversation; this small table records a
-thread from the moment it is created (before its first message) and the tables
-it answers over, in the same SQLite file, so both survive a restart.
+thread from the moment it is created (before its first message), the client
+that owns it and the tables it answers over, in the same SQLite file, so all
+survive a restart.
 """
 
 from __future__ import annotations
@@ -19,18 +20,23 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tablerag_threads (
     thread_id TEXT PRIMARY KEY,
     created_at REAL NOT NULL,
-    tables TEXT NOT NULL
+    tables TEXT NOT NULL,
+    owner TEXT
 )
 """
 
 
 @dataclass
 class ThreadInfo:
-    """A thread: its id, creation time (Unix seconds) and tables (ids; empty: search)."""
+    """A thread: id, creation time (Unix seconds), tables (ids; empty: search), owner.
+
+    ``owner`` is None for threads created before threads had owners (any client).
+    """
 
     thread_id: str
     created_at: float
     tables: list[str] = field(default_factory=list)
+    owner: str | None = None
 
 
 class ThreadStore:
@@ -45,29 +51,34 @@ class ThreadStore:
         conn = await aiosqlite.connect(str(path), timeout=30)
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute(_SCHEMA)
+        async with conn.execute("PRAGMA table_info(tablerag_threads)") as cursor:
+            columns = {str(row[1]) for row in await cursor.fetchall()}
+        if "owner" not in columns:  # a registry from before threads had owners
+            await conn.execute("ALTER TABLE tablerag_threads ADD COLUMN owner TEXT")
         await conn.commit()
         return cls(conn)
 
-    async def create(self, tables: list[str]) -> ThreadInfo:
-        """Register a new thread with a fresh random id."""
-        info = ThreadInfo(str(uuid.uuid4()), time.time(), list(tables))
+    async def create(self, tables: list[str], owner: str) -> ThreadInfo:
+        """Register a new thread of ``owner`` with a fresh random id."""
+        info = ThreadInfo(str(uuid.uuid4()), time.time(), list(tables), owner)
         await self._conn.execute(
-            "INSERT INTO tablerag_threads (thread_id, created_at, tables) VALUES (?, ?, ?)",
-            (info.thread_id, info.created_at, json.dumps(info.tables)),
+            "INSERT INTO tablerag_threads (thread_id, created_at, tables, owner) "
+            "VALUES (?, ?, ?, ?)",
+            (info.thread_id, info.created_at, json.dumps(info.tables), owner),
         )
         await self._conn.commit()
         return info
 
-    async def get(self, thread_id: str) -> ThreadInfo | None:
-        """The thread, or None if no such thread was created."""
+    async def get(self, thread_id: str, owner: str) -> ThreadInfo | None:
+        """The thread, or None if no such thread was created or it is another client's."""
         async with self._conn.execute(
-            "SELECT thread_id, created_at, tables FROM tablerag_threads WHERE thread_id = ?",
+            "SELECT thread_id, created_at, tables, owner FROM tablerag_threads WHERE thread_id = ?",
             (thread_id,),
         ) as cursor:
             row = await cursor.fetchone()
-        if row is None:
+        if row is None or row[3] not in (None, owner):
             return None
-        return ThreadInfo(str(row[0]), float(row[1]), list(json.loads(row[2])))
+        return ThreadInfo(str(row[0]), float(row[1]), list(json.loads(row[2])), row[3])
 
     async def set_tables(self, thread_id: str, tables: list[str]) -> None:
         """Make ``tables`` the thread's tables for its next messages."""

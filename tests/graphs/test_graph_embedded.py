@@ -17,7 +17,7 @@ def test_the_graph_answers_with_the_embedded_model_and_cites_cells() -> None:
     with Resources(Settings(llm_cache=False, max_tokens=300)) as res:
         graph = build_graph(res)
         out = graph.invoke(
-            {"question": "Which lake in Turkey is the deepest?", "tables": [str(table)]},
+            {"question": "Which lake in Turkey is the deepest?", "tables": [res.add_file(table)]},
             context=Context(),
         )
     answer = out["answer"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fake_model import question
 
 
@@ -24,8 +22,10 @@ def test_an_uploaded_table_is_stored_safely_listed_and_answerable(serve, tmp_pat
         table = response.json()
         assert table["id"].startswith("sales_figures-") and table["rows"] == 3
         assert table["columns"] == ["n", "value"] and table["caption"] == "sales by month"
-        stored = sorted(p.name for p in uploads.iterdir())
-        assert len(stored) == 2 and all(len(Path(name).stem) == 32 for name in stored)
+        (stored,) = (uploads / "tables").iterdir()
+        (manifest,) = (uploads / "manifests").iterdir()
+        assert stored.name.endswith(".csv") and len(stored.stem) == 32
+        assert manifest.name == f"{stored.stem}.json"
         assert not (tmp_path / "etc").exists()
         listed = {t["id"]: t for t in client.get("/tables").json()["tables"]}
         assert listed[table["id"]]["source"] == "upload" and "numbers" in listed
@@ -54,7 +54,7 @@ def test_upload_errors_are_413_415_and_422_with_the_loader_message(serve, tmp_pa
         assert str(uploads) not in _error(garbage)  # no server paths in messages
         no_file = client.post("/tables", data={"caption": "x"})
         assert no_file.status_code == 422 and "'file'" in _error(no_file)
-        assert list(uploads.iterdir()) == []  # nothing half-stored
+        assert [p for p in uploads.rglob("*") if p.is_file()] == []  # nothing half-stored
         ok = client.post("/tables", files={"file": ("ok.csv", b"a,b\n1,2\n")})
         assert ok.status_code == 201  # still serving
 
@@ -82,3 +82,29 @@ def test_the_bearer_token_is_required_on_every_request(serve) -> None:
         assert reply.json()["message"]["answer"]["text"] == "14"
         lower = client.get("/tables", headers={"Authorization": "bearer s3cret"})
         assert lower.status_code == 200
+
+
+def _files(folder) -> list:
+    return sorted(p.name for p in folder.rglob("*") if p.is_file())
+
+
+def test_uploads_have_a_count_and_a_total_size_quota(serve, tmp_path) -> None:
+    uploads = tmp_path / "uploads"
+    small = b"n,value\n1,1\n2,4\n"  # 16 bytes
+    live = serve(upload_dir=uploads, max_uploads=3, max_upload_total_bytes=40)
+    with live.client() as client:
+        for name in ("a.csv", "b.csv"):
+            assert client.post("/tables", files={"file": (name, small)}).status_code == 201
+        over = client.post("/tables", files={"file": ("c.csv", small)})  # 48 > 40 bytes
+        assert over.status_code == 507 and over.json()["error"]["code"] == "upload_quota"
+        assert "40-byte limit" in _error(over) and "hold 32" in _error(over)
+        assert len(_files(uploads / "tables")) == 2  # nothing of the refused file is kept
+        assert client.post("/tables", files={"file": ("d.csv", b"n\n1\n")}).status_code == 201
+        full = client.post("/tables", files={"file": ("e.csv", b"n\n1\n")})
+        assert full.status_code == 507 and "max_uploads=3" in _error(full)
+        assert len(client.get("/tables").json()["tables"]) == 4  # 3 uploads + "numbers"
+    live.__exit__()
+    again = serve(upload_dir=uploads, max_uploads=3, max_upload_total_bytes=40)
+    with again.client() as client:  # restored uploads count against the quota
+        refused = client.post("/tables", files={"file": ("f.csv", b"n\n1\n")})
+        assert refused.status_code == 507 and "holds 3 uploaded tables" in _error(refused)

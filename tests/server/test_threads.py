@@ -130,6 +130,28 @@ def test_a_restart_keeps_the_history_and_uploaded_tables(serve, tmp_path) -> Non
         assert len(_history(client, thread_id)) == 4
 
 
+def test_an_uploaded_json_table_survives_a_restart(serve, tmp_path) -> None:
+    rows = b'[{"n": 1, "value": 1}, {"n": 2, "value": 4}, {"n": 3, "value": 9}]'
+    live = serve()
+    with live.client() as client:
+        upload = client.post("/tables", files={"file": ("squares.json", rows)})
+        assert upload.status_code == 201, upload.text
+        table_id = upload.json()["id"]
+    live.__exit__()
+    stored = tmp_path / "uploads"
+    (data,) = (stored / "tables").iterdir()
+    (manifest,) = (stored / "manifests").iterdir()
+    assert data.suffix == manifest.suffix == ".json" and data.stem == manifest.stem
+    assert data.read_bytes() == rows  # the manifest did not overwrite the table
+
+    restarted = serve(numbers_resources())  # new app and resources, same data folder
+    with restarted.client() as client:
+        assert table_id in [t["id"] for t in client.get("/tables").json()["tables"]]
+        thread_id = client.post("/threads", json={"tables": [table_id]}).json()["thread_id"]
+        answer = _ask(client, thread_id, question(3))["answer"]
+        assert answer["text"] == "14" and answer["table_ids"] == [table_id]
+
+
 def test_runs_do_not_block_the_event_loop(serve) -> None:
     live = serve(numbers_resources(ProgramChatModel(delay_s=1.0)))
     with live.client() as client:

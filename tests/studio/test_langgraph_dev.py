@@ -142,7 +142,7 @@ ATTENDANCE_RULES = [
 
 
 def test_langgraph_dev_serves_runs_streams_and_keeps_history(tmp_path: Path) -> None:
-    table = str(DATA / "usl_a_league_team_seasons.csv")
+    table = "usl_a_league_team_seasons"  # an id of the deployment's table folder
     with OpenAIStub(ATTENDANCE_RULES) as stub:
         env = {
             "TABLERAG_CHAT_MODEL": "scripted",
@@ -150,6 +150,7 @@ def test_langgraph_dev_serves_runs_streams_and_keeps_history(tmp_path: Path) -> 
             "TABLERAG_API_KEY": "stub-key",
             "TABLERAG_LLM_CACHE": "false",
             "TABLERAG_CACHE_DIR": str(tmp_path / "cache"),
+            "TABLERAG_TABLES_DIR": str(DATA),
         }
         with langgraph_dev(tmp_path / "studio", env) as server:
             client = get_sync_client(url=server.url, timeout=120)
@@ -222,6 +223,28 @@ def test_langgraph_dev_serves_runs_streams_and_keeps_history(tmp_path: Path) -> 
             answers = {(s["values"].get("answer") or {}).get("text") for s in history}
             assert {"6260", "5871"} <= answers
             assert client.threads.get(thread_id)["status"] == "idle"
+
+            # 4. A client cannot make the server open a file or folder, and is told why.
+            requests = stub.requests[:]
+            errors = [
+                _run_error(client, {"question": "x?", "tables": ["/etc/passwd"]}, {}),
+                _run_error(
+                    client, {"question": "x?", "tables": [str(DATA / "lakes_of_turkey.csv")]}, {}
+                ),
+                _run_error(client, {"question": "x?"}, {"index_dir": str(tmp_path)}),
+            ]
+            assert errors[0]["error"] == errors[1]["error"] == "GraphRunError", errors
+            for error, ref in zip(
+                errors[:2], ["/etc/passwd", str(DATA / "lakes_of_turkey.csv")], strict=True
+            ):
+                assert error["message"].startswith(f"UnknownTableError: unknown table {ref!r}")
+                assert "usl_a_league_team_seasons" in error["message"]  # the ids it may use
+            assert errors[2]["error"] == "ValueError", errors
+            assert (
+                "index_dir=" in errors[2]["message"]
+                and "TABLERAG_INDEX_DIR" in errors[2]["message"]
+            )
+            assert stub.requests == requests  # refused before any model call
         print(
             f"\nlanggraph dev: ready in {server.started_in:.1f}s, run {run_seconds:.1f}s, "
             f"stream {stream_seconds:.1f}s, {len(stub.requests)} model requests"
@@ -230,12 +253,20 @@ def test_langgraph_dev_serves_runs_streams_and_keeps_history(tmp_path: Path) -> 
     assert (tmp_path / "studio" / ".langgraph_api").is_dir()
 
 
+def _run_error(client, run_input: dict, context: dict) -> dict:
+    """The error a run on a fresh thread ends with (``{"error", "message"}``)."""
+    thread_id = client.threads.create()["thread_id"]
+    out = client.runs.wait(thread_id, GRAPH, input=run_input, context=context, raise_error=False)
+    assert isinstance(out, dict) and "__error__" in out, out
+    return out["__error__"]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_langgraph_dev_runs_the_embedded_model_offline(tmp_path: Path) -> None:
     """The default configuration (the embedded local model) through Studio's server."""
-    table = str(DATA / "lakes_of_turkey.csv")
-    env = {"TABLERAG_LLM_CACHE": "false"}  # the real model answers, not the cache
+    table = "lakes_of_turkey"
+    env = {"TABLERAG_LLM_CACHE": "false", "TABLERAG_TABLES_DIR": str(DATA)}  # no cache: the model
     with langgraph_dev(tmp_path / "studio", env) as server:
         client = get_sync_client(url=server.url, timeout=900)
         thread = client.threads.create()

@@ -188,3 +188,20 @@ def test_wtq_tables_from_test_data(toolkit: TableRAGToolkit) -> None:
             query='SELECT "Title" FROM wtq_200_0 WHERE "Chart-Positions UK" = \'60\'',
         )
         assert message.artifact["records"] == [{"Title": "Renaissance"}]
+
+
+def test_a_table_replaced_under_its_id_gets_a_fresh_index() -> None:
+    """The tools' per-table indexes are keyed by content, not id: no stale cells."""
+    old = pd.DataFrame({"city": ["Lima", "Cusco"], "rain": ["12", "700"]})
+    new = pd.DataFrame({"city": ["Arequipa", "Puno"], "rain": ["80", "610"]})
+    with TableRAGToolkit.from_dataframes({"rain": old}, embeddings=fake_embeddings()) as kit:
+        tool = kit.get_tool("retrieve_table_context")
+        before = call(tool, table="rain", question="rain in Lima")
+        assert {c["value"] for c in before.artifact["cells"]} >= {"Lima", "Cusco"}
+        kit.resources.add_table(Table("rain", new, caption="rain"))
+        after = call(tool, table="rain", question="rain in Lima")
+        values = {c["value"] for c in after.artifact["cells"]}
+        assert values >= {"Arequipa", "Puno"} and not values & {"Lima", "Cusco"}
+        assert kit.catalog.table_index(kit.catalog.get("rain"), tool.budget) is (
+            kit.resources.table_index(kit.catalog.get("rain"), budget=tool.budget)
+        )  # one cache: the graph and the tools share it
