@@ -89,10 +89,12 @@ def column_note(view: TypedTable, column: str) -> str:
     if profile.type == "list":
         return f"list, items separated by {profile.separator!r}"
     if profile.type == "percentage":
-        return "percent: 45 means 45%"
+        return "percentage: 45 means 45%"
     if profile.type == "duration":
-        return "seconds"
-    return f"in {profile.unit}" if profile.unit else ""
+        return "duration in seconds"
+    kind = profile.type if profile.type in ("money", "year") else ""
+    unit = f"in {profile.unit}" if profile.unit else ""
+    return " ".join(part for part in (kind, unit) if part)
 
 
 def table_notes(view: TypedTable, name: str, language: Language) -> list[str]:

@@ -55,4 +55,4 @@ def test_typed_columns_switch(resources_factory, switch, answer) -> None:
     ctx = Context(solver="sql", retry_solvers=[], typed_columns=switch)
     _, out = run_graph(graph, {"question": "biggest budget?", "tables": ["films"]}, ctx)
     assert out["answer"]["text"] == answer
-    assert ('"Budget__num" (int, in $)' in model.prompts[0][1].content) is switch
+    assert ('"Budget__num" (int, money in $)' in model.prompts[0][1].content) is switch

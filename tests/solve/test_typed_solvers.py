@@ -91,7 +91,7 @@ def test_companion_answer_cites_the_original_cell(films: pd.DataFrame) -> None:
         (2, "Budget", "$18 million")
     ]
     prompt = model.prompts[0][1].content
-    assert '"Budget" (str), "Budget__num" (int, in $)' in prompt
+    assert '"Budget" (str), "Budget__num" (int, money in $)' in prompt
     assert "X__num" in prompt  # the note on companions
     rows = prompt.split("All rows:")[1].split("Question")[0]
     assert "$18 million" in rows and "Budget__num" not in rows  # companions stay out of rows
@@ -192,4 +192,4 @@ def test_pyreact_sees_companions(sandbox, films: pd.DataFrame) -> None:
         "what is the total budget?", films
     )
     assert result.trace[0].observation == "84000000" and result.answer == "84000000"
-    assert "'Budget__num' (int, in $)" in model.prompts[0][1].content
+    assert "'Budget__num' (int, money in $)" in model.prompts[0][1].content
