@@ -133,6 +133,23 @@ class Context:
             "accuracy by -0.033 [-0.167, +0.067]."
         },
     )
+    typed_columns: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL, process_df and PyReAct solvers: type each column and add "
+            "parsed companions beside the originals (Population__num, Time__sec, Date__date, "
+            "Term__from/Term__to), flag total rows (is_summary), drop repeated header rows "
+            "and turn tables stored with entries as columns. Off until measured on dev."
+        },
+    )
+    row_numbers: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL, process_df and PyReAct solvers: add a row_no column "
+            "(1 = first row) that the prompt names for questions about order (after, "
+            "before, next, last). Off until measured on dev."
+        },
+    )
     clarify_terms: bool = field(
         default=False,
         metadata={"description": "Explain abbreviations and ambiguous terms of the question."},

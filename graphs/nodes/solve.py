@@ -87,6 +87,8 @@ def make_solve(resources: ResourcesGetter) -> Any:
             embeddings=embeddings,
             ground_literals=ctx.ground_literals,
             vote_k=ctx.vote_k,
+            typed_columns=ctx.typed_columns,
+            row_numbers=ctx.row_numbers,
         )
         attempts = state.get("attempts") or []
         given = solver_context(state, ctx, resources)

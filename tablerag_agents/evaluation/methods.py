@@ -53,14 +53,16 @@ METHOD_NAMES: tuple[str, ...] = ("graph", *SOLVER_NAMES, "pandas_agent")
 """Every method name ``make_method`` accepts."""
 
 _READERS = ("read_table", "read_schema", "rand_row_sampling", "row_col_retrieval")
+_TABLE_SWITCHES: dict[str, Any] = {"typed_columns": bool, "row_numbers": bool}
 _OPTIONS: dict[str, dict[str, Any]] = {
     "read_table": {"context_tokens": int},
     "read_schema": {"context_tokens": int, "examples": int},
     "rand_row_sampling": {"context_tokens": int, "budget": int, "seed": int},
     "row_col_retrieval": {"context_tokens": int, "budget": int, "top_k": int},
     "pandas_agent": {"max_iterations": int, "max_seconds": float, "head_rows": int},
-    **{name: {"ground_literals": bool} for name in ("sql", "process_df", "fallback")},
-    "vote": {"ground_literals": bool, "vote_k": int},
+    **{name: {"ground_literals": bool, **_TABLE_SWITCHES} for name in ("sql", "process_df")},
+    "vote": {"ground_literals": bool, "vote_k": int, **_TABLE_SWITCHES},
+    "pyreact": dict(_TABLE_SWITCHES),
 }
 """Settings each non-graph method reads, besides ``table_format`` (all solvers)."""
 _ALL_KEYS = CONTEXT_KEYS | {k for opts in _OPTIONS.values() for k in opts} | {"table_format"}
@@ -89,8 +91,8 @@ def make_method(name: str, resources: Resources, settings: dict[str, str]) -> Me
             the others read ``table_format`` and their options (``budget``,
             ``seed``, ``top_k``, ``examples``, ``context_tokens``,
             ``max_iterations``, ``max_seconds``, ``head_rows``, ``ground_literals``,
-            ``vote_k``) and ignore the rest, so one set of settings can serve
-            several methods.
+            ``vote_k``, ``typed_columns``, ``row_numbers``) and ignore the rest, so one
+            set of settings can serve several methods.
 
     Raises:
         ValueError: An unknown method, a key no method knows, or a bad value.

@@ -14,6 +14,7 @@ import pandas as pd
 
 from tablerag_agents.solve.base import CitedCell, Provenance, frame_records
 from tablerag_agents.solve.normalize import answer_key, normalize_value
+from tablerag_agents.tables.typed_table import TypedTable
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +234,35 @@ def rows_provenance(value: Any, main: pd.DataFrame, main_id: str) -> Provenance 
     return Provenance(method="result_rows", cells=cells[:50], evidence_rows=evidence[:10])
 
 
+def _view_cells(view: TypedTable, table_id: str, cells: Iterable[CitedCell]) -> list[CitedCell]:
+    """The original cells that cells of a typed view show (row numbers, flags and a
+    transposed table's former column names show none), each once."""
+    out: list[CitedCell] = []
+    seen: set[tuple[int, str]] = set()
+    for cell in cells:
+        origin = view.origin(cell.row, cell.column)
+        if origin is None or origin in seen:
+            continue
+        seen.add(origin)
+        row, column = origin
+        raw = view.source.iat[row, view.source.columns.get_loc(column)]
+        out.append(CitedCell(table=table_id, row=row, column=column, value=scalar_text(raw)))
+    return out
+
+
+def _from_view(prov: Provenance | None, view: TypedTable, table_id: str) -> Provenance | None:
+    """``prov`` found in a typed view, with its cells (and row numbers) made original."""
+    if prov is None:
+        return None
+    cells = _view_cells(view, table_id, prov.cells)
+    if not cells:
+        return None
+    evidence = prov.evidence_rows
+    if not view.transposed:
+        evidence = [{**r, "row": int(view.sources[int(r["row"])])} for r in evidence]
+    return Provenance(method=prov.method, cells=cells, evidence_rows=evidence)
+
+
 def build_provenance(
     value: Any,
     items: list[str] | None,
@@ -241,6 +271,7 @@ def build_provenance(
     code: str = "",
     main_id: str | None = None,
     evidence: Any = None,
+    views: Mapping[str, TypedTable] | None = None,
 ) -> Provenance:
     """Trace an answer back to the input tables.
 
@@ -251,10 +282,20 @@ def build_provenance(
     item are cited (``value_match``), limited to the columns the code named when
     it named any. A count or sum is never "found" by value matching: a cell that
     happens to hold the same number proves nothing.
+
+    When the code ran over a typed view of the main table (``views``: parsed
+    companions, row numbers, a turned table), rows and values are found in the
+    view and cited as the original cells they show: a value read from
+    ``Population__num`` cites the ``Population`` cell it was parsed from.
     """
     main_id = main_id or next(iter(tables))
-    main = tables[main_id]
-    direct = rows_provenance(value, main, main_id)
+    view = (views or {}).get(main_id)
+    main = tables[main_id] if view is None else view.frame
+
+    def cite(prov: Provenance | None) -> Provenance | None:
+        return prov if view is None else _from_view(prov, view, main_id)
+
+    direct = cite(rows_provenance(value, main, main_id))
     if direct is not None:
         return direct
     rows_value = value if isinstance(value, pd.DataFrame) else None
@@ -263,12 +304,16 @@ def build_provenance(
         return Provenance(evidence_rows=records)
     numeric = all(normalize_value(i).number is not None for i in items)
     if numeric and code and is_aggregate(code):
-        earlier = rows_provenance(evidence, main, main_id) if evidence is not None else None
+        earlier = cite(rows_provenance(evidence, main, main_id)) if evidence is not None else None
         return earlier or Provenance(evidence_rows=records)
     cols = columns_mentioned(code, main) if code else []
-    cells = locate_cells({main_id: main}, items, columns=cols or None)
+    # Through a view, hits in row numbers show no original cell: look further, then map.
+    limit = 10 if view is None else 50
+    cells = locate_cells({main_id: main}, items, columns=cols or None, limit=limit)
     if not cells and cols:
-        cells = locate_cells({main_id: main}, items)
+        cells = locate_cells({main_id: main}, items, limit=limit)
+    if view is not None:
+        cells = _view_cells(view, main_id, cells)[:10]
     if not cells:
         return Provenance(evidence_rows=records)
     return Provenance(method="value_match", cells=cells, evidence_rows=records)

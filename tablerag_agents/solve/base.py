@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -79,13 +80,20 @@ class SolverContext:
         """The main table."""
         return self.tables[self.main_id]
 
-    def python_tables(self) -> dict[str, pd.DataFrame]:
-        """Tables by their name in Python code: ``df`` plus one identifier per table."""
-        out: dict[str, pd.DataFrame] = {MAIN_TABLE: self.main_df}
+    def python_names(self) -> dict[str, str]:
+        """Table ids by their name in Python code: ``df`` plus one identifier per table."""
+        out: dict[str, str] = {MAIN_TABLE: self.main_id}
         if len(self.tables) > 1:
-            for tid, frame in self.tables.items():
-                out[python_name(tid, set(out) | _RESERVED)] = frame
+            for tid in self.tables:
+                out[python_name(tid, set(out) | _RESERVED)] = tid
         return out
+
+    def python_tables(
+        self, frames: Mapping[str, pd.DataFrame] | None = None
+    ) -> dict[str, pd.DataFrame]:
+        """Tables (or ``frames``, by table id) by their name in Python code."""
+        source = self.tables if frames is None else frames
+        return {name: source[tid] for name, tid in self.python_names().items()}
 
     def extra_text(self) -> str:
         """Render the optional context fields (schema, cells, clarifications) as text."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, TypedDict, get_args
 
 from langchain_core.language_models import BaseChatModel
 
@@ -18,6 +18,14 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from tablerag_agents.sandbox import Sandbox
+
+
+class TableSwitches(TypedDict):
+    """The solvers' table switches (see :mod:`~tablerag_agents.solve.typed_frames`)."""
+
+    typed_columns: bool
+    row_numbers: bool
+
 
 SolverName = Literal[
     "sql",
@@ -71,6 +79,8 @@ def make_solver(
     embeddings: Embeddings | None = None,
     ground_literals: bool = False,
     vote_k: int = DEFAULT_VOTE_K,
+    typed_columns: bool = False,
+    row_numbers: bool = False,
 ) -> Solver:
     """Create the solver called ``name``.
 
@@ -81,7 +91,10 @@ def make_solver(
     ``read_schema``, ``rand_row_sampling`` and ``row_col_retrieval`` are the
     reading baselines of :mod:`tablerag_agents.solve.baselines` (defaults).
     ``ground_literals`` turns on the SQL and process_df solvers' literal-to-cell
-    rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`).
+    rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`);
+    ``typed_columns`` and ``row_numbers`` give the SQL, process_df and PyReAct
+    solvers parsed companion columns and a row-number column (off by default; see
+    :mod:`~tablerag_agents.solve.typed_frames`).
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
@@ -90,20 +103,23 @@ def make_solver(
     check_solver_name(name)
     if vote_k < 1:
         raise ValueError(f"vote_k must be >= 1 (programs per code path), got {vote_k}")
+    shape = TableSwitches(typed_columns=typed_columns, row_numbers=row_numbers)
     if name == "sql":
-        return SQLSolver(model, ground_literals=ground_literals)
+        return SQLSolver(model, ground_literals=ground_literals, **shape)
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:
         raise ValueError(f"the {name!r} solver runs Python and needs a sandbox")
     if name == "pyreact":
-        return PyReActSolver(model, sandbox)
+        return PyReActSolver(model, sandbox, **shape)
     if name == "process_df":
-        return ProcessDfSolver(model, sandbox, ground_literals=ground_literals)
+        return ProcessDfSolver(model, sandbox, ground_literals=ground_literals, **shape)
     return VotingSolver(
         [
-            SQLSolver(model, samples=vote_k, ground_literals=ground_literals),
-            ProcessDfSolver(model, sandbox, samples=vote_k, ground_literals=ground_literals),
+            SQLSolver(model, samples=vote_k, ground_literals=ground_literals, **shape),
+            ProcessDfSolver(
+                model, sandbox, samples=vote_k, ground_literals=ground_literals, **shape
+            ),
             ReadTableSolver(model),
         ]
     )

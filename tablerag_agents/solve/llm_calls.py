@@ -22,6 +22,7 @@ from tablerag_agents.solve.answer import build_provenance, explain, join_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, TraceStep
 from tablerag_agents.solve.parsing import parse_react
 from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+from tablerag_agents.tables.typed_table import TypedTable
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,9 @@ class RunRecorder:
     started: float = field(default_factory=time.perf_counter)
     steps: list[TraceStep] = field(default_factory=list)
     code_errors: int = 0
+    views: dict[str, TypedTable] = field(default_factory=dict)
+    """Typed views of the context's tables (by id) the code ran over, if any: cited
+    cells found in them are mapped back to the original cells."""
 
     def add(self, reply: LLMReply | None, **fields: Any) -> TraceStep:
         """Append a trace step for ``reply`` (and the code it ran, via ``fields``)."""
@@ -94,6 +98,7 @@ class RunRecorder:
             code=code,
             main_id=self.context.main_id,
             evidence=evidence,
+            views=self.views,
         )
         if not items and error is None:
             error = "no answer produced"

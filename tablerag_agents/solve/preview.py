@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from tablerag_agents.models.tokens import count_tokens
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.base import SolverContext
+from tablerag_agents.solve.typed_frames import cleaned_view, column_note, table_notes, typed_views
 from tablerag_agents.tables.render import CellStyle, TableFormat, render_table
+from tablerag_agents.tables.typed_table import TypedTable
 from tablerag_agents.tables.values import column_kind, parse_number
 
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
@@ -52,6 +56,44 @@ def clean_numbers(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def solver_tables(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    clean: bool = True,
+    typed_columns: bool = False,
+    row_numbers: bool = False,
+) -> tuple[dict[str, pd.DataFrame], dict[str, TypedTable]]:
+    """The frames a solver's code runs over, and their typed views, both by table id.
+
+    With ``typed_columns`` or ``row_numbers`` each frame is its table's typed view
+    (:mod:`tablerag_agents.solve.typed_frames`), else the table itself; with
+    ``clean``, number-like text columns become numbers (:func:`clean_numbers`),
+    and a companion that only repeats its cleaned column is dropped. The views
+    are ``{}`` when both switches are off.
+    """
+    views = typed_views(tables, typed_columns=typed_columns, row_numbers=row_numbers)
+    if clean:
+        views = {tid: cleaned_view(view, clean_numbers) for tid, view in views.items()}
+    frames = {
+        tid: views[tid].frame if tid in views else clean_numbers(df) if clean else df
+        for tid, df in tables.items()
+    }
+    return frames, views
+
+
+def python_solver_tables(
+    ctx: SolverContext, *, clean: bool, typed_columns: bool, row_numbers: bool
+) -> tuple[dict[str, pd.DataFrame], dict[str, TypedTable], dict[str, TypedTable]]:
+    """The Python solvers' :func:`solver_tables`: frames by their name in code, typed
+    views by table id (for citations) and by name in code (for the prompt)."""
+    frames, views = solver_tables(
+        ctx.tables, clean=clean, typed_columns=typed_columns, row_numbers=row_numbers
+    )
+    names = ctx.python_names()
+    by_name = {name: views[tid] for name, tid in names.items() if tid in views}
+    return ctx.python_tables(frames), views, by_name
+
+
 def dtype_name(series: pd.Series) -> str:
     """Short dtype name for prompts: ``int``, ``float``, ``bool``, ``date`` or ``str``."""
     kind = column_kind(series)
@@ -93,6 +135,8 @@ def describe_table(
     quote: str = "'",
     full_table_tokens: int = 0,
     fmt: TableFormat = "markdown",
+    view: TypedTable | None = None,
+    notes: bool = True,
 ) -> str:
     """Describe a table for a code-writing prompt: size, columns with dtypes, rows.
 
@@ -105,12 +149,23 @@ def describe_table(
         full_table_tokens: Show every row instead when they fit in this many
             tokens (0: never), so the model sees how all the values are written.
         fmt: How the rows are written (markdown, string or html).
+        view: The typed view ``df`` comes from (typed columns, row numbers): each
+            added column says what it holds, companions are left out of the rows
+            shown, and, with ``notes``, the view's notes follow the columns.
+        notes: Add the view's notes (the main table's description only).
     """
-    cols = ", ".join(f"{quote}{c}{quote} ({dtype_name(df[c])})" for c in df.columns)
+    entries = []
+    for c in df.columns:
+        note = column_note(view, str(c)) if view is not None else ""
+        entries.append(f"{quote}{c}{quote} ({dtype_name(df[c])}{', ' + note if note else ''})")
     parts = [
         f"`{name}` has {len(df)} rows and {len(df.columns)} columns.",
-        f"Columns: {cols}",
+        f"Columns: {', '.join(entries)}",
     ]
+    if view is not None:
+        if notes:
+            parts += table_notes(view, name, "sql" if quote == '"' else "python")
+        df = df.drop(columns=[c for c in view.companions if c in df.columns])
     if full_table_tokens > 0 and len(df) > head_rows:
         whole = rows_text(df, fmt, max_chars=max_chars)
         if count_tokens(whole) <= full_table_tokens:
@@ -132,6 +187,7 @@ def context_block(
     quote: str = "'",
     full_table_tokens: int = 0,
     fmt: TableFormat = "markdown",
+    views: Mapping[str, TypedTable] | None = None,
 ) -> tuple[str, str]:
     """Return ``(tables text, extra text)`` for a solver prompt.
 
@@ -139,9 +195,11 @@ def context_block(
     they fit in ``full_table_tokens``), others with three;
     ``extra`` (schema, retrieved cells, clarifications) and a filtered
     ``sub_table`` (with its row ids) go in the second part. ``fmt`` is how
-    rows are written.
+    rows are written. ``views`` (by the same names as ``tables``) are the typed
+    views the tables come from, if any.
     """
     names = list(tables)
+    views = views or {}
     parts = [
         describe_table(
             tables[names[0]],
@@ -150,10 +208,14 @@ def context_block(
             quote=quote,
             full_table_tokens=full_table_tokens,
             fmt=fmt,
+            view=views.get(names[0]),
         )
     ]
     parts += [
-        describe_table(tables[n], name=n, head_rows=3, quote=quote, fmt=fmt) for n in names[1:]
+        describe_table(
+            tables[n], name=n, head_rows=3, quote=quote, fmt=fmt, view=views.get(n), notes=False
+        )
+        for n in names[1:]
     ]
     extra = extra.strip()
     if sub_table is not None and not sub_table.empty:
@@ -170,11 +232,12 @@ def user_prompt(
     head_rows: int = 8,
     quote: str = "'",
     full_table_tokens: int = 0,
+    views: Mapping[str, TypedTable] | None = None,
 ) -> str:
     """Fill the solver prompt ``prompt`` with the tables, the extra context and the question.
 
     The tables and extra text come from :func:`context_block` (in the context's
-    table format); blank lines are squeezed.
+    table format, with the tables' typed ``views`` if any); blank lines are squeezed.
     """
     table, extra = context_block(
         tables,
@@ -184,6 +247,7 @@ def user_prompt(
         quote=quote,
         full_table_tokens=full_table_tokens,
         fmt=ctx.table_format,
+        views=views,
     )
     text = load_prompt(prompt).format(table=table, extra=extra, question=ctx.question)
     return text.replace("\n\n", "\n")

@@ -29,11 +29,12 @@ from tablerag_agents.solve.llm_calls import (
 from tablerag_agents.solve.parsing import extract_code, fenced_blocks
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
-    clean_numbers,
+    python_solver_tables,
     user_prompt,
 )
 from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_python_apostrophes
+from tablerag_agents.tables.typed_table import TypedTable
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +109,11 @@ class ProcessDfSolver:
             (self-consistency).
         sample_temperature: Temperature of those extra samples.
         explain_model: If set, writes the answer sentence (one more call).
+        typed_columns: Give the code parsed companion columns (``df['Population__num']``,
+            ``df['Time__sec']``...), flagged total rows and turned transposed tables
+            (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
+        row_numbers: Give every table a ``row_no`` column (1 = first row) that the
+            prompt names for questions about order. Off until measured.
         ground_literals: When the model's fix still fails, rerun the first code with
             each literal that matches no cell but lies inside exactly one cell replaced
             by that cell (:func:`~tablerag_agents.solve.grounding.grounded_code`). Off
@@ -132,6 +138,8 @@ class ProcessDfSolver:
         sample_temperature: float = 0.7,
         explain_model: BaseChatModel | None = None,
         ground_literals: bool = False,
+        typed_columns: bool = False,
+        row_numbers: bool = False,
     ) -> None:
         """Store the model, sandbox and options."""
         self.model = model
@@ -148,14 +156,22 @@ class ProcessDfSolver:
         self.sample_temperature = sample_temperature
         self.explain_model = explain_model
         self.ground_literals = ground_literals
+        self.typed_columns = typed_columns
+        self.row_numbers = row_numbers
 
-    def _messages(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> list[BaseMessage]:
+    def _messages(
+        self,
+        ctx: SolverContext,
+        tables: dict[str, pd.DataFrame],
+        views: dict[str, TypedTable] | None = None,
+    ) -> list[BaseMessage]:
         user = user_prompt(
             "process_df_user",
             ctx,
             tables,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
+            views=views,
         )
         return [SystemMessage(load_prompt("process_df_system")), HumanMessage(user)]
 
@@ -204,11 +220,11 @@ class ProcessDfSolver:
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
         ctx = as_context(question, df)
-        tables = ctx.python_tables()
-        if self.clean:
-            tables = {name: clean_numbers(frame) for name, frame in tables.items()}
-        rec = RunRecorder(self.name, ctx)
-        messages = self._messages(ctx, tables)
+        tables, views, named_views = python_solver_tables(
+            ctx, clean=self.clean, typed_columns=self.typed_columns, row_numbers=self.row_numbers
+        )
+        rec = RunRecorder(self.name, ctx, views=views)
+        messages = self._messages(ctx, tables, named_views)
         first = self._run(rec, call_model(self.model, messages), tables)
         if self.repair:
             first = self._repair(rec, messages, first, tables)

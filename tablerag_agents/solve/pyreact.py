@@ -26,10 +26,11 @@ from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.llm_calls import QUIET, RunRecorder
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
-    clean_numbers,
+    python_solver_tables,
     user_prompt,
 )
 from tablerag_agents.solve.react_loop import STOP, TextLoop, ToolLoop, choose_answer
+from tablerag_agents.tables.typed_table import TypedTable
 
 __all__ = ["STOP", "Mode", "PyReActSolver", "choose_answer", "supports_native_tools"]
 
@@ -64,6 +65,11 @@ class PyReActSolver:
         exec_timeout_s: Time limit per code run.
         max_observation_chars: Longest observation fed back to the model.
         explain_model: If set, writes the answer sentence (one more call).
+        typed_columns: Give the code parsed companion columns (``df['Population__num']``,
+            ``df['Time__sec']``...), flagged total rows and turned transposed tables
+            (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
+        row_numbers: Give every table a ``row_no`` column (1 = first row) that the
+            prompt names for questions about order. Off until measured.
     """
 
     name = "pyreact"
@@ -81,6 +87,8 @@ class PyReActSolver:
         exec_timeout_s: float = 10.0,
         max_observation_chars: int = 1200,
         explain_model: BaseChatModel | None = None,
+        typed_columns: bool = False,
+        row_numbers: bool = False,
     ) -> None:
         """Store the model, sandbox and options."""
         if max_iterations < 1:
@@ -95,6 +103,8 @@ class PyReActSolver:
         self.exec_timeout_s = exec_timeout_s
         self.max_observation_chars = max_observation_chars
         self.explain_model = explain_model
+        self.typed_columns = typed_columns
+        self.row_numbers = row_numbers
 
     @property
     def resolved_mode(self) -> Literal["text", "tools"]:
@@ -103,29 +113,35 @@ class PyReActSolver:
             return "tools" if supports_native_tools(self.model) else "text"
         return self.mode
 
-    def _user_prompt(self, ctx: SolverContext, tables: dict[str, pd.DataFrame]) -> str:
+    def _user_prompt(
+        self,
+        ctx: SolverContext,
+        tables: dict[str, pd.DataFrame],
+        views: dict[str, TypedTable] | None = None,
+    ) -> str:
         return user_prompt(
             "pyreact_user",
             ctx,
             tables,
             head_rows=self.head_rows,
             full_table_tokens=self.full_table_tokens,
+            views=views,
         )
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
         ctx = as_context(question, df)
-        tables = ctx.python_tables()
-        if self.clean:
-            tables = {name: clean_numbers(frame) for name, frame in tables.items()}
-        rec = RunRecorder(self.name, ctx)
+        tables, views, named_views = python_solver_tables(
+            ctx, clean=self.clean, typed_columns=self.typed_columns, row_numbers=self.row_numbers
+        )
+        rec = RunRecorder(self.name, ctx, views=views)
         mode = self.resolved_mode
         system = load_prompt("pyreact_system" if mode == "text" else "pyreact_tools_system").format(
             max_iterations=self.max_iterations
         )
         messages: list[BaseMessage] = [
             SystemMessage(system),
-            HumanMessage(self._user_prompt(ctx, tables)),
+            HumanMessage(self._user_prompt(ctx, tables, named_views)),
         ]
         with self.sandbox.session(tables) as session:
             session.run(QUIET)

@@ -289,3 +289,11 @@ def test_fact_verdicts_are_not_hidden_from_the_background(resources) -> None:
     method = make_method("graph", res, {"solver": "read_table", "wikipedia": "true"})
     method.run(example("the first season was 2001", ["1"], task="fact"))
     assert "Their first season was 2001." in last_prompt(model)
+
+
+@pytest.mark.parametrize(("settings", "answer"), [({}, []), ({"row_numbers": "true"}, ["2003"])])
+def test_solver_methods_read_the_row_numbers_setting(resources, settings, answer) -> None:
+    query = sql_reply('SELECT "Year" FROM t WHERE "row_no" = 3')
+    res, _ = resources([query] * 3)
+    pred = make_method("sql", res, settings).run(example("third season?", ["2003"]))
+    assert pred.answer == answer
