@@ -30,7 +30,13 @@ from xml.parsers import expat
 import pandas as pd
 
 from tablerag_agents.errors import TableLoadError
-from tablerag_agents.tables.sql_safety import DUCKDB_UNTRUSTED_CONFIG, lock_duckdb, quote_ident
+from tablerag_agents.tables.limits import LoadLimits
+from tablerag_agents.tables.sql_safety import (
+    DUCKDB_UNTRUSTED_CONFIG,
+    forbidden_references,
+    lock_duckdb,
+    quote_ident,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -122,7 +128,18 @@ def _connect_sqlite(source: Path) -> sqlite3.Connection:
     return conn
 
 
-def read_sqlite(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
+def _fetch(cursor: Any, source: Path, columns: Sequence[str], limits: LoadLimits) -> pd.DataFrame:
+    """Fetch at most one row past ``limits.max_cells`` (a cross join stops early)."""
+    limits.check_columns(source, len(columns))
+    max_rows = limits.max_rows(len(columns))
+    rows = cursor.fetchmany(max_rows + 1)
+    limits.check_shape(source, len(rows), len(columns), cut=len(rows) > max_rows)
+    return _frame(rows, columns)
+
+
+def read_sqlite(
+    source: Path, table: str | None, limits: LoadLimits | None = None
+) -> tuple[pd.DataFrame, str]:
     """Read one table or view of a SQLite file (read-only, schema untrusted).
 
     Returns:
@@ -140,7 +157,7 @@ def read_sqlite(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
         name = _pick(source, [r[0] for r in rows], table, "table")
         cur = conn.execute(f"SELECT * FROM {quote_ident(name)}")  # name comes from sqlite_master
         columns = [d[0] for d in cur.description]
-        df = _frame(cur.fetchall(), columns)
+        df = _fetch(cur, source, columns, limits or LoadLimits())
     except sqlite3.Error as exc:
         raise TableLoadError(source, f"SQLite error: {exc}") from exc
     finally:
@@ -164,15 +181,45 @@ def _connect_duckdb(source: Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
-def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list[str], list[int]]:
+def _refuse_metadata(conn: duckdb.DuckDBPyConnection, source: Path) -> None:
+    """Refuse a file whose views, macros or table definitions read DuckDB's metadata.
+
+    ``duckdb_settings()``, ``duckdb_databases()``, ``current_setting()``... would
+    load the host's paths and settings as cells (see
+    :func:`~tablerag_agents.tables.sql_safety.forbidden_references`).
+    """
+    objects = conn.execute(
+        "SELECT 'view', view_name, sql FROM duckdb_views() WHERE NOT internal "
+        "UNION ALL SELECT 'macro', function_name, macro_definition FROM duckdb_functions() "
+        "WHERE NOT internal AND macro_definition IS NOT NULL "
+        "UNION ALL SELECT 'table', table_name, sql FROM duckdb_tables() WHERE NOT internal"
+    ).fetchall()
+    for kind, name, sql in objects:
+        found = forbidden_references(str(sql or ""))
+        if found:
+            raise TableLoadError(
+                source,
+                f"refused: {kind} {name!r} reads DuckDB's metadata or state "
+                f"({', '.join(found)}), which would expose the host's settings and paths",
+            )
+
+
+def _duckdb_select(
+    conn: duckdb.DuckDBPyConnection, ref: str, source: Path, limits: LoadLimits
+) -> tuple[str, list[str], list[int]]:
     """Build the SELECT that reads ``ref`` with Python-friendly types.
 
     Returns:
         The query, the column names, and the positions of the TIMESTAMPTZ columns
         (fetched as UTC timestamps without a zone).
+
+    Raises:
+        TableLimitError: If ``ref`` has too many columns.
     """
     described = conn.execute(f"DESCRIBE SELECT * FROM {ref}").fetchall()
     names = [str(row[0]) for row in described]
+    limits.check_columns(source, len(names))
+    max_rows = limits.max_rows(len(names))
     types = [str(row[1]).upper() for row in described]
     temporal = [i for i, t in enumerate(types) if t.startswith(_TEMPORAL)]
     as_text = {i for i, t in enumerate(types) if t.startswith(_AS_TEXT)}
@@ -182,7 +229,12 @@ def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list
             " false)"
             for i in temporal
         )
-        flags = conn.execute(f"SELECT {checks} FROM {ref}").fetchone() or ()
+        flags = (
+            conn.execute(
+                f"SELECT {checks} FROM (SELECT * FROM {ref} LIMIT {max_rows + 1})"
+            ).fetchone()
+            or ()
+        )
         as_text.update(i for i, flag in zip(temporal, flags, strict=True) if flag)
     exprs: list[str] = []
     utc: list[int] = []
@@ -200,20 +252,25 @@ def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list
     return f"SELECT {', '.join(exprs)} FROM {ref}", names, utc
 
 
-def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
+def read_duckdb(
+    source: Path, table: str | None, limits: LoadLimits | None = None
+) -> tuple[pd.DataFrame, str]:
     """Read one table or view of a DuckDB file (read-only, nothing outside the file).
 
     Timestamps with a time zone load as UTC (no ``pytz`` needed), dates as
     timestamps, and intervals, UUIDs, times with an offset and infinite dates as
-    DuckDB's text.
+    DuckDB's text. A file whose views, macros or tables read DuckDB's metadata
+    is refused.
 
     Returns:
         The frame and the chosen table name (``schema.table`` outside ``main``).
     """
     import duckdb
 
+    limits = limits or LoadLimits()
     conn = _connect_duckdb(source)
     try:
+        _refuse_metadata(conn, source)
         rows = conn.execute(
             "SELECT table_schema, table_name FROM information_schema.tables "
             "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') "
@@ -222,8 +279,9 @@ def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
         qualified = {(n if s == "main" else f"{s}.{n}"): (s, n) for s, n in rows}
         name = _pick(source, list(qualified), table, "table")
         schema, bare = qualified[name]
-        sql, columns, utc = _duckdb_select(conn, f"{quote_ident(schema)}.{quote_ident(bare)}")
-        df = _frame(conn.execute(sql).fetchall(), columns)
+        ref = f"{quote_ident(schema)}.{quote_ident(bare)}"
+        sql, columns, utc = _duckdb_select(conn, ref, source, limits)
+        df = _fetch(conn.execute(sql), source, columns, limits)
     except duckdb.PermissionException as exc:
         raise TableLoadError(source, f"refused: the table reads outside the file ({exc})") from exc
     except duckdb.Error as exc:
@@ -347,9 +405,15 @@ def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str
     return body.set_axis(header, axis=1), name
 
 
-def read_parquet(source: Path) -> pd.DataFrame:
-    """Read a Parquet file."""
+def read_parquet(source: Path, limits: LoadLimits | None = None) -> pd.DataFrame:
+    """Read a Parquet file, refusing one whose footer claims too many columns or cells."""
+    import pyarrow.parquet as pq
+
+    limits = limits or LoadLimits()
     try:
-        return pd.read_parquet(source)
+        with pq.ParquetFile(source) as parquet:
+            meta = parquet.metadata
+            limits.check_shape(source, meta.num_rows, meta.num_columns)
+            return parquet.read(use_threads=False).to_pandas()
     except (ValueError, OSError) as exc:
         raise TableLoadError(source, f"not a readable Parquet file: {exc}") from exc

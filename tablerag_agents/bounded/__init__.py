@@ -1,0 +1,13 @@
+"""Bounded work on untrusted input: warm worker processes with memory and time limits.
+
+Table files (:func:`~tablerag_agents.tables.load_table`) and model-written SQL
+(:class:`~tablerag_agents.solve.sql_engine.SafeDuckDB`) run here, never in the
+host process. This is a resource bound, not a security sandbox: the worker runs
+this package's own code on hostile data; model-written Python runs in
+:mod:`tablerag_agents.sandbox`.
+"""
+
+from tablerag_agents.bounded.limits import WorkerLimits
+from tablerag_agents.bounded.pool import BoundedWorker, WorkerPool, default_pool
+
+__all__ = ["BoundedWorker", "WorkerLimits", "WorkerPool", "default_pool"]

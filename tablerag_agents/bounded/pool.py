@@ -1,0 +1,336 @@
+"""Host side of the bounded workers: a thread-safe pool of warm worker processes.
+
+Each worker is a separate Python process started with :mod:`subprocess` (the
+host is never forked) that has already imported pandas. A caller leases one
+worker for a task (or a few), so a task that hangs holds only its own worker
+while other threads use the others. The host enforces the wall clock: past it,
+the worker is killed (its process group, by id) and replaced on the next lease.
+A worker killed by the kernel for CPU time (``SIGXCPU``) or that reports a
+failed allocation is reported as that limit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tablerag_agents.bounded.limits import MIB, WorkerLimits
+from tablerag_agents.errors import WorkerError, WorkerLimitError
+from tablerag_agents.sandbox.process import FrameChannel, WorkerDied, WorkerTimeout
+
+logger = logging.getLogger(__name__)
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+#: Environment of a worker: no HOME or user variables, one thread per library,
+#: glibc's and Arrow's system allocators (their per-thread arenas and mimalloc's
+#: reservations would otherwise fill the address-space limit).
+_WORKER_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "MALLOC_ARENA_MAX": "2",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+def _worker_env() -> dict[str, str]:
+    env = dict(_WORKER_ENV)
+    paths = [_PACKAGE_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+class BoundedWorker:
+    """One worker process and its channel; used by one thread at a time (via a lease).
+
+    Attributes:
+        keys: What the worker's tasks keep between calls (e.g. the SQL sessions whose
+            tables it holds), maintained by the callers.
+        base_vm: The worker's address space when it became ready.
+    """
+
+    def __init__(self, preload: Sequence[str], max_result_bytes: int, start_timeout: float):
+        """Start the process and wait for its hello."""
+        host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {"fd": child_end.fileno(), "preload": list(preload)}
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                [sys.executable, "-m", "tablerag_agents.bounded.worker", json.dumps(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env=_worker_env(),
+                pass_fds=(child_end.fileno(),),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            host_end.close()
+            raise WorkerError(f"cannot start a bounded worker: {exc}") from exc
+        finally:
+            child_end.close()
+        self.channel = FrameChannel(host_end, max_result_bytes)
+        self.keys: set[str] = set()
+        self.retire = False
+        self.calls = 0
+        try:
+            hello, _ = self.channel.recv(time.monotonic() + start_timeout)
+        except (WorkerTimeout, WorkerDied) as exc:
+            detail = self._stderr()
+            self.kill()
+            raise WorkerError(f"the bounded worker did not start: {exc}; {detail}") from exc
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()  # the worker sent stderr to /dev/null after its hello
+        self.pid = int(hello.get("pid", self.proc.pid))
+        self.base_vm = int(hello.get("status", {}).get("VmSize", 0))
+        self.status: dict[str, int] = dict(hello.get("status", {}))
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process is still running."""
+        return self.proc.poll() is None
+
+    def _stderr(self) -> str:
+        try:
+            out = self.proc.communicate(timeout=2)[1] or b""
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            return ""
+        return out.decode(errors="replace").strip()[-2000:]
+
+    def call(
+        self, task: str, args: dict[str, Any], limits: WorkerLimits, blob: bytes = b""
+    ) -> tuple[dict[str, Any], bytes]:
+        """Run ``task`` in the worker under ``limits``.
+
+        Returns:
+            The worker's reply (``ok``, then ``result`` or the error fields) and its blob.
+
+        Raises:
+            WorkerLimitError: Memory (a failed allocation; the worker is retired after
+                the lease), CPU time or wall clock (the worker is killed) exceeded.
+            WorkerError: The worker died or broke the protocol (it is killed).
+        """
+        if not self.alive:
+            raise WorkerError("the bounded worker is not running")
+        self.calls += 1
+        deadline = time.monotonic() + limits.wall_seconds
+        request = {
+            "op": "task",
+            "task": task,
+            "args": args,
+            "limits": {"memory": limits.memory_bytes, "cpu": limits.cpu_seconds},
+        }
+        try:
+            self.channel.send(request, blob, deadline)
+            reply, out = self.channel.recv(deadline)
+        except WorkerTimeout:
+            self.kill()
+            raise WorkerLimitError("wall clock", limits.describe("wall clock")) from None
+        except WorkerDied as exc:
+            raise self._death(limits, exc) from None
+        self.status = dict(reply.get("status") or {})
+        if reply.get("retire"):
+            self.retire = True
+        if reply.get("memory"):
+            raise WorkerLimitError(
+                "memory", limits.describe("memory"), str(reply.get("error", ""))[:300]
+            )
+        return reply, out
+
+    def _death(self, limits: WorkerLimits, exc: Exception) -> Exception:
+        """The error for a worker that died during a task (then reaped)."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()
+        if code == -signal.SIGXCPU:
+            return WorkerLimitError("CPU time", limits.describe("CPU time"))
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name
+            if limits.memory_bytes is not None and -code in (signal.SIGABRT, signal.SIGSEGV):
+                # C++ code that cannot allocate aborts instead of raising.
+                return WorkerLimitError(
+                    "memory", limits.describe("memory"), f"the worker died with {name}"
+                )
+            return WorkerError(f"the bounded worker died with {name}")
+        return WorkerError(f"the bounded worker failed: {exc} (exit code {code})")
+
+    def kill(self) -> None:
+        """Kill the worker's process group (it has its own session) and reap it."""
+        if self.proc.returncode is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                logger.error("bounded worker pid %s did not exit after SIGKILL", self.proc.pid)
+        self.channel.close()
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.proc.stderr.close()
+
+
+class WorkerPool:
+    """A thread-safe pool of bounded workers, started on demand and kept warm.
+
+    Args:
+        max_workers: Workers running at once; a caller waits (up to
+            ``acquire_timeout``) when all are leased.
+        max_idle: Warm workers kept between leases; the others are stopped.
+        preload: Task modules every worker imports before it is ready.
+        max_result_bytes: Largest blob a worker may send back.
+        start_timeout: Seconds a new worker may take to import its libraries.
+        acquire_timeout: Seconds a caller waits for a free worker.
+        retire_growth_bytes: A worker whose address space grew by more than this
+            since it started is replaced (memory kept by an allocator after a big task).
+        max_calls: Calls after which a worker is replaced.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_workers: int = 4,
+        max_idle: int = 1,
+        preload: Sequence[str] = (),
+        max_result_bytes: int = 2**32 - 1,
+        start_timeout: float = 60.0,
+        acquire_timeout: float = 300.0,
+        retire_growth_bytes: int = 1024 * MIB,
+        max_calls: int = 5000,
+    ) -> None:
+        """Create an empty pool; workers start when first leased."""
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        self.max_workers = max_workers
+        self.max_idle = max_idle
+        self.preload = tuple(preload)
+        self.max_result_bytes = max_result_bytes
+        self.start_timeout = start_timeout
+        self.acquire_timeout = acquire_timeout
+        self.retire_growth_bytes = retire_growth_bytes
+        self.max_calls = max_calls
+        self.started = 0
+        self._cond = threading.Condition()
+        self._idle: list[BoundedWorker] = []
+        self._leased: set[BoundedWorker] = set()
+        self._starting = 0
+        self._closed = False
+
+    @contextmanager
+    def lease(self, prefer: str | None = None) -> Iterator[BoundedWorker]:
+        """Hold one worker for a few calls (an idle one whose ``keys`` hold ``prefer`` first)."""
+        worker = self._acquire(prefer)
+        try:
+            yield worker
+        finally:
+            self._release(worker)
+
+    def call(
+        self, task: str, args: dict[str, Any], limits: WorkerLimits, blob: bytes = b""
+    ) -> tuple[dict[str, Any], bytes]:
+        """Run one task on any free worker (see :meth:`BoundedWorker.call`)."""
+        with self.lease() as worker:
+            return worker.call(task, args, limits, blob)
+
+    def _acquire(self, prefer: str | None) -> BoundedWorker:
+        deadline = time.monotonic() + self.acquire_timeout
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise WorkerError("the bounded worker pool is closed")
+                while self._idle and not self._idle[-1].alive:
+                    self._idle.pop().kill()
+                if self._idle:
+                    match = [w for w in self._idle if prefer is not None and prefer in w.keys]
+                    worker = match[-1] if match else self._idle[-1]
+                    self._idle.remove(worker)
+                    self._leased.add(worker)
+                    return worker
+                if len(self._leased) + self._starting < self.max_workers:
+                    self._starting += 1
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WorkerError(
+                        f"all {self.max_workers} bounded workers stayed busy for "
+                        f"{self.acquire_timeout:g} s"
+                    )
+                self._cond.wait(remaining)
+        try:
+            worker = BoundedWorker(self.preload, self.max_result_bytes, self.start_timeout)
+        except BaseException:
+            with self._cond:
+                self._starting -= 1
+                self._cond.notify()
+            raise
+        with self._cond:
+            self._starting -= 1
+            self.started += 1
+            self._leased.add(worker)
+            if self._closed:
+                self._leased.discard(worker)
+                worker.kill()
+                raise WorkerError("the bounded worker pool is closed")
+        return worker
+
+    def _release(self, worker: BoundedWorker) -> None:
+        grown = worker.status.get("VmSize", 0) - worker.base_vm
+        keep = (
+            worker.alive
+            and not worker.retire
+            and grown <= self.retire_growth_bytes
+            and worker.calls < self.max_calls
+        )
+        with self._cond:
+            self._leased.discard(worker)
+            keep = keep and not self._closed and len(self._idle) < self.max_idle
+            if keep:
+                self._idle.append(worker)
+            self._cond.notify()
+        if not keep:
+            worker.kill()
+
+    def close(self) -> None:
+        """Stop every idle worker now and every leased one when it is returned."""
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._cond.notify_all()
+        for worker in idle:
+            worker.kill()
+
+
+_default: WorkerPool | None = None
+_default_lock = threading.Lock()
+
+#: Task modules a default worker imports before it is ready.
+DEFAULT_PRELOAD = ("tablerag_agents.tables.load_task",)
+
+
+def default_pool() -> WorkerPool:
+    """The process-wide pool used by ``load_table`` and the SQL engine (created on first use).
+
+    Like a thread pool, it is a process resource: one per host process, its
+    workers stopped at exit.
+    """
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            _default = WorkerPool(preload=DEFAULT_PRELOAD)
+            atexit.register(_default.close)
+        return _default
