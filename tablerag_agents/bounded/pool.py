@@ -319,7 +319,7 @@ _default: WorkerPool | None = None
 _default_lock = threading.Lock()
 
 #: Task modules a default worker imports before it is ready.
-DEFAULT_PRELOAD = ("tablerag_agents.tables.load_task",)
+DEFAULT_PRELOAD = ("tablerag_agents.tables.load_task", "tablerag_agents.tables.sql_task")
 
 
 def default_pool() -> WorkerPool:

@@ -31,10 +31,11 @@ DUCKDB_UNTRUSTED_CONFIG: dict[str, Any] = {
     "allow_unsigned_extensions": False,
     "allow_persistent_secrets": False,
     "temp_directory": "",
-    "home_directory": "",
-    "extension_directory": "",
-    "secret_directory": "",
 }
+
+#: Directories emptied by :func:`lock_duckdb` (so no setting names a host path).
+#: Set after connecting: DuckDB 2.0 refuses some orders of these at connect time.
+_EMPTY_DIRECTORIES = ("home_directory", "extension_directory", "secret_directory")
 
 #: Table functions that only compute.
 _COMPUTING_TABLE_FUNCTIONS = frozenset(
@@ -71,17 +72,20 @@ def quote_literal(text: str) -> str:
 
 
 def lock_duckdb(conn: duckdb.DuckDBPyConnection) -> None:
-    """Set the time zone to UTC, then lock the connection's configuration.
+    """Empty the home, extension and secret directories, set the time zone to UTC, then
+    lock the connection's configuration.
 
-    The time zone must be set first: once the configuration is locked it cannot
-    change, and ``TIMESTAMP WITH TIME ZONE`` values then cast to UTC timestamps
-    whatever the host's time zone.
+    Both must come first: once the configuration is locked it cannot change.
+    With the time zone in UTC, ``TIMESTAMP WITH TIME ZONE`` values cast to UTC
+    timestamps whatever the host's time zone.
 
     Raises:
         duckdb.Error: When the configuration cannot be locked.
     """
     import duckdb
 
+    for name in _EMPTY_DIRECTORIES:
+        conn.execute(f"SET {name} = ''")
     try:
         conn.execute("SET TimeZone = 'UTC'")
     except duckdb.Error:  # built without ICU: TIMESTAMPTZ casts in UTC already
@@ -151,3 +155,29 @@ def forbidden_references(sql: str) -> list[str]:
         if (name in relations or (called and name in functions)) and name not in found:
             found.append(name)
     return found
+
+
+def read_only_problem(sql: str) -> str | None:
+    """Why ``sql`` may not run as untrusted SQL, or None when it is one plain SELECT.
+
+    Refused: empty text, several statements, anything but SELECT (COPY, ATTACH,
+    INSTALL, PRAGMA, SET...), and :func:`forbidden_references`.
+    """
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        return f"syntax error: {exc}"
+    if len(statements) != 1:
+        return f"expected one statement, got {len(statements)}"
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        return f"only SELECT queries are allowed, not {kind.name}"
+    found = forbidden_references(sql)
+    if found:
+        return (
+            f"{', '.join(found)} may not be used: they read DuckDB's settings, catalog or "
+            "state; query only the given tables"
+        )
+    return None

@@ -18,6 +18,7 @@ from tablerag_agents.solve.sql_engine import (
     sql_column_names,
 )
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
+from tablerag_agents.tables.sql_task import locked_connection
 
 
 def test_sql_solver_answers_and_cites(seasons: pd.DataFrame) -> None:
@@ -132,7 +133,7 @@ def test_engine_blocks_files_even_without_the_courtesy_check(tmp_path: Path) -> 
         res = engine.run(sql)
         assert not res.ok and res.rows == [], sql
     # Run the dangerous statements on the locked connection directly.
-    con = engine._connect()
+    con = locked_connection(engine.tables, {}, engine.memory_limit)
     out = tmp_path / "out.csv"
     for sql in (
         f"COPY t TO '{out}'",
