@@ -96,7 +96,7 @@ def encode_frame(df: pd.DataFrame) -> tuple[bytes, list[str]]:
 
 
 def decode_frame(
-    data: bytes | bytearray, tagged: list[str], max_cells: int | None = None
+    data: bytes | bytearray | memoryview, tagged: list[str], max_cells: int | None = None
 ) -> pd.DataFrame:
     """Inverse of :func:`encode_frame` (the Arrow stream is validated first).
 
