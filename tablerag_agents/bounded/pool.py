@@ -84,6 +84,7 @@ class BoundedWorker:
             child_end.close()
         self.channel = FrameChannel(host_end, max_result_bytes)
         self.keys: set[str] = set()
+        self.leased_at = 0.0
         self.retire = False
         self.calls = 0
         try:
@@ -199,6 +200,8 @@ class WorkerPool:
         retire_growth_bytes: A worker whose address space grew by more than this
             since it started is replaced (memory kept by an allocator after a big task).
         max_calls: Calls after which a worker is replaced.
+        spawn_after: Seconds a caller waits for a leased worker before starting
+            another (so a hung task delays others by at most this).
     """
 
     def __init__(
@@ -212,6 +215,7 @@ class WorkerPool:
         acquire_timeout: float = 300.0,
         retire_growth_bytes: int = 1024 * MIB,
         max_calls: int = 5000,
+        spawn_after: float = 0.25,
     ) -> None:
         """Create an empty pool; workers start when first leased."""
         if max_workers < 1:
@@ -224,6 +228,7 @@ class WorkerPool:
         self.acquire_timeout = acquire_timeout
         self.retire_growth_bytes = retire_growth_bytes
         self.max_calls = max_calls
+        self.spawn_after = spawn_after
         self.started = 0
         self._cond = threading.Condition()
         self._idle: list[BoundedWorker] = []
@@ -247,7 +252,50 @@ class WorkerPool:
         with self.lease() as worker:
             return worker.call(task, args, limits, blob)
 
+    def prewarm(self) -> None:
+        """Start a worker in the background unless one is idle or starting already."""
+        with self._cond:
+            busy = len(self._leased) + self._starting
+            if self._closed or self._idle or self._starting or busy >= self.max_workers:
+                return
+            self._starting += 1
+        threading.Thread(target=self._start_idle, name="bounded-prewarm", daemon=True).start()
+
+    def _start_idle(self) -> None:
+        try:
+            self._started(self._start(), idle=True)
+        except WorkerError as exc:
+            logger.warning("could not prewarm a bounded worker: %s", exc)
+
+    def _start(self) -> BoundedWorker:
+        """Start a worker (``_starting`` was counted by the caller)."""
+        try:
+            return BoundedWorker(self.preload, self.max_result_bytes, self.start_timeout)
+        except BaseException:
+            with self._cond:
+                self._starting -= 1
+                self._cond.notify_all()
+            raise
+
+    def _started(self, worker: BoundedWorker, *, idle: bool) -> None:
+        with self._cond:
+            self._starting -= 1
+            self.started += 1
+            closed = self._closed
+            if not closed:
+                if idle:
+                    self._idle.append(worker)
+                else:
+                    self._lease(worker)
+            self._cond.notify_all()
+        if closed:
+            worker.kill()
+            raise WorkerError("the bounded worker pool is closed")
+
     def _acquire(self, prefer: str | None) -> BoundedWorker:
+        """An idle worker, else a new one; while one is starting, or one was leased less
+        than ``spawn_after`` seconds ago, wait for it (a task usually takes milliseconds,
+        a start seconds)."""
         deadline = time.monotonic() + self.acquire_timeout
         with self._cond:
             while True:
@@ -259,34 +307,30 @@ class WorkerPool:
                     match = [w for w in self._idle if prefer is not None and prefer in w.keys]
                     worker = match[-1] if match else self._idle[-1]
                     self._idle.remove(worker)
-                    self._leased.add(worker)
+                    self._lease(worker)
                     return worker
-                if len(self._leased) + self._starting < self.max_workers:
+                now = time.monotonic()
+                room = len(self._leased) + self._starting < self.max_workers
+                # The latest lease may end soon; after spawn_after, assume it hangs.
+                spawn_at = max((w.leased_at for w in self._leased), default=0.0)
+                spawn_at += self.spawn_after
+                if room and not self._starting and now >= spawn_at:
                     self._starting += 1
                     break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if now >= deadline:
                     raise WorkerError(
                         f"all {self.max_workers} bounded workers stayed busy for "
                         f"{self.acquire_timeout:g} s"
                     )
-                self._cond.wait(remaining)
-        try:
-            worker = BoundedWorker(self.preload, self.max_result_bytes, self.start_timeout)
-        except BaseException:
-            with self._cond:
-                self._starting -= 1
-                self._cond.notify()
-            raise
-        with self._cond:
-            self._starting -= 1
-            self.started += 1
-            self._leased.add(worker)
-            if self._closed:
-                self._leased.discard(worker)
-                worker.kill()
-                raise WorkerError("the bounded worker pool is closed")
+                wake = deadline if self._starting or not room else min(spawn_at, deadline)
+                self._cond.wait(max(wake - now, 0.001))
+        worker = self._start()
+        self._started(worker, idle=False)
         return worker
+
+    def _lease(self, worker: BoundedWorker) -> None:
+        worker.leased_at = time.monotonic()
+        self._leased.add(worker)
 
     def _release(self, worker: BoundedWorker) -> None:
         grown = worker.status.get("VmSize", 0) - worker.base_vm
@@ -301,7 +345,7 @@ class WorkerPool:
             keep = keep and not self._closed and len(self._idle) < self.max_idle
             if keep:
                 self._idle.append(worker)
-            self._cond.notify()
+            self._cond.notify_all()
         if not keep:
             worker.kill()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import resource
 import sys
@@ -57,21 +58,26 @@ def proc_status() -> dict[str, int]:
     return out
 
 
-def is_memory_error(exc: BaseException) -> bool:
-    """Whether ``exc`` or anything in its cause chain is a failed allocation."""
+def memory_cause(exc: BaseException) -> BaseException | None:
+    """The failed allocation in ``exc``'s cause chain, or None."""
     seen: BaseException | None = exc
     for _ in range(20):
         if seen is None:
-            return False
+            return None
         if isinstance(seen, MemoryError):
-            return True
+            return seen
         name = type(seen).__name__.lower()
         reason = getattr(seen, "reason", None)  # a TableLoadError: not its file name
         text = f"{name}: {reason if isinstance(reason, str) else seen}".lower()
         if "memory" in name or any(marker in text for marker in _MEMORY_TEXT):
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
+
+
+def is_memory_error(exc: BaseException) -> bool:
+    """Whether ``exc`` or anything in its cause chain is a failed allocation."""
+    return memory_cause(exc) is not None
 
 
 def _set_soft(which: int, soft: int) -> None:
@@ -98,7 +104,7 @@ class _Limited:
             size = proc_status().get("VmSize")
             if size is not None:
                 _set_soft(resource.RLIMIT_AS, size + self.memory)
-        _set_soft(resource.RLIMIT_CPU, int(_cpu_used() + self.cpu) + 1)
+        _set_soft(resource.RLIMIT_CPU, math.ceil(_cpu_used() + self.cpu))
 
     def __exit__(self, *exc: object) -> None:
         _set_soft(resource.RLIMIT_AS, resource.RLIM_INFINITY)
@@ -155,19 +161,25 @@ class Worker:
 
 
 def describe_error(exc: BaseException) -> dict[str, Any]:
-    """A task's exception as JSON data: its type, message, typed fields, memory or not."""
-    memory = is_memory_error(exc)
+    """A task's exception as JSON data: its type, message, typed fields, memory or not.
+
+    For a failed allocation, ``error`` is the first line of the allocation's own
+    error (``MemoryError``, DuckDB's "Out of Memory Error: ...").
+    """
+    cause = memory_cause(exc)
     fields = {
         key: value
         for key in ("reason", "limit", "value", "detail", "source")
         if isinstance(value := getattr(exc, key, None), str)
     }
+    shown = exc if cause is None else cause
+    text = str(shown).strip()
     return {
         "error_type": type(exc).__name__,
-        "error": str(exc)[:2000] or repr(exc)[:2000],
+        "error": (text.splitlines()[0] if text else repr(shown))[:2000],
         "fields": fields,
-        "memory": memory,
-        "retire": memory,  # after a failed allocation, start afresh
+        "memory": cause is not None,
+        "retire": cause is not None,  # after a failed allocation, start afresh
     }
 
 

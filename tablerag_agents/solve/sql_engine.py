@@ -170,7 +170,8 @@ class SafeDuckDB:
         self.max_cells = max_cells
         self.memory_limit = memory_limit
         self.memory_bytes = 2 * parse_size(memory_limit) + 256 * MIB
-        self.pool = pool
+        self.pool = pool or default_pool()
+        self.pool.prewarm()  # the model writes the first query meanwhile
         self.session = uuid.uuid4().hex
         self.tables_sent = 0
 
@@ -213,9 +214,8 @@ class SafeDuckDB:
             "memory_limit": self.memory_limit,
             "aliases": self.aliases,
         }
-        pool = self.pool or default_pool()
         try:
-            with pool.lease(prefer=self.session) as worker:
+            with self.pool.lease(prefer=self.session) as worker:
                 for _ in range(2):  # a second time with the tables if the worker lost them
                     blob = b""
                     if self.session not in worker.keys:

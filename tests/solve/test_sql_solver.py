@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -347,3 +350,49 @@ def test_a_kept_unasked_filter_is_asked_about_only_once(seasons: pd.DataFrame) -
     model = ScriptedChatModel([query, query])
     result = SQLSolver(model).solve("how many seasons?", seasons)
     assert model.remaining == 0 and result.answer == "5"  # the repeat ends the loop
+
+
+_BOMB_RUN = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+def peak_rss_mb():  # VmHWM: ru_maxrss would count the parent's pages at fork
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) // 1024 for line in fh if line.startswith("VmHWM"))
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+from fakes import ScriptedChatModel
+from tablerag_agents.solve.sql import SQLSolver
+
+model = ScriptedChatModel([
+    "```sql\nSELECT length(repeat('x', 2000000000)) AS n FROM t\n```",
+    '```sql\nSELECT MAX("a") FROM t\n```',
+])
+result = SQLSolver(model, timeout_s=3).solve("largest a?", pd.DataFrame({"a": [1, 5, 3]}))
+print(json.dumps({
+    "answer": result.answer,
+    "retry": str(model.prompts[1][-1].content),
+    "host_rss_mb": peak_rss_mb(),
+}))
+"""
+
+
+def test_sql_solver_reports_a_memory_bomb_to_the_model_and_recovers() -> None:
+    """Issue 21 item 2: string allocations past DuckDB's memory_limit stop in the worker.
+
+    Run in a fresh process (address space capped at 3 GB) so the host's peak RSS
+    is measurable; in-process DuckDB took ~4 GB of the host for this query.
+    """
+    tests = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", _BOMB_RUN, str(tests)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "Error (MemoryLimit): query exceeded the memory limit of 512MB" in out["retry"]
+    assert out["answer"] == "5"
+    assert out["host_rss_mb"] < 450, out
