@@ -235,6 +235,7 @@ class WorkerPool:
         self._leased: set[BoundedWorker] = set()
         self._starting = 0
         self._closed = False
+        self._pid = os.getpid()
 
     @contextmanager
     def lease(self, prefer: str | None = None) -> Iterator[BoundedWorker]:
@@ -349,8 +350,15 @@ class WorkerPool:
         if not keep:
             worker.kill()
 
+    def worker_pids(self) -> list[int]:
+        """Process ids of the running workers (for monitoring)."""
+        with self._cond:
+            return [w.pid for w in [*self._idle, *self._leased] if w.alive]
+
     def close(self) -> None:
         """Stop every idle worker now and every leased one when it is returned."""
+        if os.getpid() != self._pid:
+            return  # a forked child: the workers are its parent's
         with self._cond:
             self._closed = True
             idle, self._idle = self._idle, []
@@ -361,6 +369,15 @@ class WorkerPool:
 
 _default: WorkerPool | None = None
 _default_lock = threading.Lock()
+
+
+def _forget_default_in_child() -> None:
+    """A forked child must not talk to its parent's workers: it starts its own."""
+    global _default, _default_lock
+    _default, _default_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_default_in_child)
 
 #: Task modules a default worker imports before it is ready.
 DEFAULT_PRELOAD = ("tablerag_agents.tables.load_task", "tablerag_agents.tables.sql_task")

@@ -59,20 +59,23 @@ def proc_status() -> dict[str, int]:
 
 
 def memory_cause(exc: BaseException) -> BaseException | None:
-    """The failed allocation in ``exc``'s cause chain, or None."""
+    """The innermost failed allocation in ``exc``'s cause chain, or None."""
+    found: BaseException | None = None
     seen: BaseException | None = exc
     for _ in range(20):
         if seen is None:
-            return None
-        if isinstance(seen, MemoryError):
-            return seen
+            break
         name = type(seen).__name__.lower()
         reason = getattr(seen, "reason", None)  # a TableLoadError: not its file name
         text = f"{name}: {reason if isinstance(reason, str) else seen}".lower()
-        if "memory" in name or any(marker in text for marker in _MEMORY_TEXT):
-            return seen
+        if (
+            isinstance(seen, MemoryError)
+            or "memory" in name
+            or any(marker in text for marker in _MEMORY_TEXT)
+        ):
+            found = seen
         seen = seen.__cause__ or seen.__context__
-    return None
+    return found
 
 
 def is_memory_error(exc: BaseException) -> bool:

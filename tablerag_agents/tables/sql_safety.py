@@ -177,7 +177,7 @@ def read_only_problem(sql: str) -> str | None:
     found = forbidden_references(sql)
     if found:
         return (
-            f"{', '.join(found)} may not be used: they read DuckDB's settings, catalog or "
-            "state; query only the given tables"
+            f"the query reads DuckDB's settings, catalog or state ({', '.join(found)}); "
+            "query only the given tables"
         )
     return None
