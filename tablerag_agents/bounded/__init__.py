@@ -9,6 +9,7 @@ enforced ``RLIMIT_AS``); elsewhere only CPU time and the wall clock hold.
 """
 
 from tablerag_agents.bounded.limits import WorkerLimits
-from tablerag_agents.bounded.pool import BoundedWorker, WorkerPool, default_pool
+from tablerag_agents.bounded.pool import WorkerPool, default_pool
+from tablerag_agents.bounded.process import BoundedWorker
 
 __all__ = ["BoundedWorker", "WorkerLimits", "WorkerPool", "default_pool"]

@@ -1,4 +1,4 @@
-"""Readers for binary table files: Excel, Parquet, SQLite and DuckDB.
+"""Readers for binary table files: Parquet, SQLite and DuckDB (Excel: ``excel_reader``).
 
 Each returns a raw :class:`pandas.DataFrame` whose labels are cleaned later by
 :mod:`tablerag_agents.tables.loaders`. Table and sheet names are only ever
@@ -13,19 +13,15 @@ the configuration locked, so a view such as ``SELECT * FROM
 read_text('/etc/passwd')`` fails instead of reading the host. SQLite files are
 opened read-only with ``trusted_schema`` off, so views cannot call functions or
 virtual tables with side effects (``load_extension``, ``pragma_*``), and
-extension loading stays disabled. openpyxl parses xlsx XML with ``defusedxml``
-(a dependency), which refuses entity expansion and external entities.
+extension loading stays disabled.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from xml.etree.ElementTree import ParseError
-from xml.parsers import expat
 
 import pandas as pd
 
@@ -56,7 +52,7 @@ _TEMPORAL = ("DATE", "TIMESTAMP")
 _FLOAT_EXACT = 2**53
 
 
-def _pick(source: Path, names: Sequence[str], wanted: str | None, kind: str) -> str:
+def pick_name(source: Path, names: Sequence[str], wanted: str | None, kind: str) -> str:
     """Choose ``wanted`` among ``names``, or the only one when ``wanted`` is None."""
     if not names:
         raise TableLoadError(source, f"file has no {kind}s")
@@ -154,7 +150,7 @@ def read_sqlite(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
             "AND name NOT LIKE 'sqlite_%' ORDER BY name"
         ).fetchall()
-        name = _pick(source, [r[0] for r in rows], table, "table")
+        name = pick_name(source, [r[0] for r in rows], table, "table")
         cur = conn.execute(f"SELECT * FROM {quote_ident(name)}")  # name comes from sqlite_master
         columns = [d[0] for d in cur.description]
         df = _fetch(cur, source, columns, limits or LoadLimits())
@@ -277,7 +273,7 @@ def read_duckdb(
             "ORDER BY table_schema, table_name"
         ).fetchall()
         qualified = {(n if s == "main" else f"{s}.{n}"): (s, n) for s, n in rows}
-        name = _pick(source, list(qualified), table, "table")
+        name = pick_name(source, list(qualified), table, "table")
         schema, bare = qualified[name]
         ref = f"{quote_ident(schema)}.{quote_ident(bare)}"
         sql, columns, utc = _duckdb_select(conn, ref, source, limits)
@@ -291,118 +287,6 @@ def read_duckdb(
     for pos in utc:
         df.isetitem(pos, pd.to_datetime(df.iloc[:, pos]).dt.tz_localize("UTC"))
     return df, name
-
-
-def _xml_refusal(source: Path, exc: BaseException) -> TableLoadError | None:
-    """A clear error when defusedxml refused the workbook's XML (anywhere in the cause chain)."""
-    try:
-        from defusedxml import DefusedXmlException
-    except ImportError:  # pragma: no cover - a declared dependency
-        return None
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, DefusedXmlException):
-            return TableLoadError(
-                source,
-                "refused: the workbook's XML declares entities (an XML bomb or external "
-                f"entity): {seen!r}",
-            )
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-class _PrologEnd(Exception):
-    """The first element began: the prolog, where a DTD would stand, is over."""
-
-
-class _DoctypeFound(Exception):
-    """The XML part declares a document type (and so possibly entities)."""
-
-
-def _declares_doctype(stream: Any, chunk_size: int = 1 << 16) -> bool:
-    """True if the XML in ``stream`` has a DOCTYPE before its first element.
-
-    Reads only up to the first element (comments and processing instructions
-    before it are skipped whatever their length).
-    """
-
-    def on_doctype(*_: Any) -> None:
-        raise _DoctypeFound
-
-    def on_element(*_: Any) -> None:
-        raise _PrologEnd
-
-    parser = expat.ParserCreate()
-    parser.StartDoctypeDeclHandler = on_doctype
-    parser.StartElementHandler = on_element
-    try:
-        while chunk := stream.read(chunk_size):
-            parser.Parse(chunk, False)
-        parser.Parse(b"", True)
-    except _DoctypeFound:
-        return True
-    except (_PrologEnd, expat.ExpatError):
-        return False  # malformed XML is openpyxl's to report
-    return False
-
-
-def _refuse_xml_doctypes(source: Path) -> None:
-    """Refuse a workbook whose XML parts declare a DTD (OOXML never does).
-
-    Checked before any XML parser sees the file, so the refusal does not depend
-    on which parser openpyxl picks (lxml when installed, else defusedxml).
-    """
-    try:
-        with zipfile.ZipFile(source) as archive:
-            for info in archive.infolist():
-                if info.filename.lower().endswith((".xml", ".rels", ".vml")):
-                    with archive.open(info) as member:
-                        if _declares_doctype(member):
-                            raise TableLoadError(
-                                source,
-                                "refused: the workbook's XML declares entities (an XML bomb or "
-                                f"external entity): a DOCTYPE in {info.filename}",
-                            )
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
-
-
-def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str]:
-    """Read one sheet of an ``.xlsx`` workbook; the first row is the header.
-
-    Returns:
-        The frame (header row still as the first data row's labels) and the sheet name.
-    """
-    _refuse_xml_doctypes(source)
-    try:
-        book = pd.ExcelFile(source, engine="openpyxl")
-    except (zipfile.BadZipFile, ValueError, OSError, KeyError, ParseError) as exc:
-        refusal = _xml_refusal(source, exc)
-        if refusal is not None:
-            raise refusal from exc
-        raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
-    with book:
-        names = [str(s) for s in book.sheet_names]
-        if isinstance(sheet, int):
-            if not 0 <= sheet < len(names):
-                raise TableLoadError(source, f"no sheet #{sheet}; sheets are {names}")
-            name = names[sheet]
-        else:
-            name = _pick(source, names, sheet, "sheet")
-        try:
-            raw = pd.read_excel(book, sheet_name=name, header=None)
-        except (ValueError, KeyError, ParseError) as exc:
-            refusal = _xml_refusal(source, exc)
-            if refusal is not None:
-                raise refusal from exc
-            raise TableLoadError(source, f"cannot read sheet {name!r}: {exc}") from exc
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
-    if raw.empty:
-        raise TableLoadError(source, f"sheet {name!r} is empty")
-    header = raw.iloc[0].tolist()
-    body = raw.iloc[1:].reset_index(drop=True)
-    body = body.infer_objects()
-    return body.set_axis(header, axis=1), name
 
 
 def read_parquet(source: Path, limits: LoadLimits | None = None) -> pd.DataFrame:

@@ -19,7 +19,8 @@ import pandas as pd
 from tablerag_agents.bounded.worker import is_memory_error
 from tablerag_agents.errors import TableLoadError
 from tablerag_agents.tables.cleaning import DEFAULT_MAX_CELL_CHARS, clean_table
-from tablerag_agents.tables.db_readers import read_duckdb, read_excel, read_parquet, read_sqlite
+from tablerag_agents.tables.db_readers import read_duckdb, read_parquet, read_sqlite
+from tablerag_agents.tables.excel_reader import read_excel
 from tablerag_agents.tables.limits import LoadLimits
 from tablerag_agents.tables.text_readers import (
     check_not_binary,
