@@ -1,4 +1,4 @@
-"""The limits one task in a bounded worker runs under."""
+"""The limits one task in a bounded worker runs under, and how a memory breach looks."""
 
 from __future__ import annotations
 
@@ -31,3 +31,41 @@ class WorkerLimits(BaseModel):
             return "none" if self.memory_bytes is None else f"{self.memory_bytes // MIB} MB"
         seconds = self.cpu_seconds if limit == "CPU time" else self.wall_seconds
         return f"{seconds:g} s"
+
+
+#: What failed allocations say (C++ bad_alloc, DuckDB, Arrow, Python): with a
+#: memory-ish exception type name, they mark a breach of the memory limit.
+_MEMORY_TEXT = (
+    "bad_alloc",
+    "cannot allocate memory",
+    "out of memory",
+    "failed to allocate",
+    "memoryerror",
+    "realloc of size",
+    "malloc of size",
+)
+
+
+def memory_cause(exc: BaseException) -> BaseException | None:
+    """The innermost failed allocation in ``exc``'s cause chain, or None."""
+    found: BaseException | None = None
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            break
+        name = type(seen).__name__.lower()
+        reason = getattr(seen, "reason", None)  # a TableLoadError: not its file name
+        text = f"{name}: {reason if isinstance(reason, str) else seen}".lower()
+        if (
+            isinstance(seen, MemoryError)
+            or "memory" in name
+            or any(marker in text for marker in _MEMORY_TEXT)
+        ):
+            found = seen
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
+def is_memory_error(exc: BaseException) -> bool:
+    """Whether ``exc`` or anything in its cause chain is a failed allocation."""
+    return memory_cause(exc) is not None

@@ -26,20 +26,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tablerag_agents.bounded.limits import memory_cause
 from tablerag_agents.sandbox import protocol
 
 #: Largest blob a task may receive (the frame header holds a uint32).
 MAX_BLOB = 2**32 - 1
-
-_MEMORY_TEXT = (
-    "bad_alloc",
-    "cannot allocate memory",
-    "out of memory",
-    "failed to allocate",
-    "memoryerror",
-    "realloc of size",
-    "malloc of size",
-)
 
 Task = Callable[[dict[str, Any], bytes], tuple[dict[str, Any], bytes]]
 
@@ -56,31 +47,6 @@ def proc_status() -> dict[str, int]:
     except OSError:
         pass
     return out
-
-
-def memory_cause(exc: BaseException) -> BaseException | None:
-    """The innermost failed allocation in ``exc``'s cause chain, or None."""
-    found: BaseException | None = None
-    seen: BaseException | None = exc
-    for _ in range(20):
-        if seen is None:
-            break
-        name = type(seen).__name__.lower()
-        reason = getattr(seen, "reason", None)  # a TableLoadError: not its file name
-        text = f"{name}: {reason if isinstance(reason, str) else seen}".lower()
-        if (
-            isinstance(seen, MemoryError)
-            or "memory" in name
-            or any(marker in text for marker in _MEMORY_TEXT)
-        ):
-            found = seen
-        seen = seen.__cause__ or seen.__context__
-    return found
-
-
-def is_memory_error(exc: BaseException) -> bool:
-    """Whether ``exc`` or anything in its cause chain is a failed allocation."""
-    return memory_cause(exc) is not None
 
 
 def _set_soft(which: int, soft: int) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from tablerag_agents.bounded.worker import is_memory_error
+from tablerag_agents.bounded.limits import is_memory_error
 from tablerag_agents.errors import TableLoadError
 from tablerag_agents.tables.cleaning import DEFAULT_MAX_CELL_CHARS, clean_table
 from tablerag_agents.tables.db_readers import read_duckdb, read_parquet, read_sqlite

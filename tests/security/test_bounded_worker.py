@@ -28,7 +28,7 @@ def test_a_hung_load_does_not_stop_other_loads(tmp_path: Path) -> None:
 
     def hang() -> None:
         try:
-            load_table(endless, limits=LoadLimits(cpu_seconds=60, wall_seconds=6))
+            load_table(endless, limits=LoadLimits(cpu_seconds=60, wall_seconds=15))
         except TableLoadError as exc:
             outcome["error"] = exc
 
@@ -41,10 +41,10 @@ def test_a_hung_load_does_not_stop_other_loads(tmp_path: Path) -> None:
     served_in = time.monotonic() - started
     still_hung = thread.is_alive()
     thread.join(timeout=60)
-    assert still_hung and served_in < 5.5, served_in
+    assert still_hung and served_in < 12, served_in  # a second worker started, then used
     error = outcome["error"]
     assert isinstance(error, TableLimitError) and error.limit == "wall clock"
-    assert error.value == "6 s" and "exceeded the wall clock limit of 6 s" in str(error)
+    assert error.value == "15 s" and "exceeded the wall clock limit of 15 s" in str(error)
 
 
 def test_breaches_name_the_limit_and_the_worker_is_replaced(tmp_path: Path) -> None:

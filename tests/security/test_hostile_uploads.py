@@ -61,7 +61,7 @@ def test_a_spinning_upload_is_stopped_and_other_requests_are_served(
         assert client.get("/tables").status_code == 200
         latencies.append(time.monotonic() - started)
     upload.join(timeout=90)
-    assert latencies and max(latencies) < 2.0, latencies
+    assert latencies and max(latencies) < 3.0, latencies
     spun = response["r"]
     assert spun.status_code == 422, spun.text
     assert spun.json()["error"]["message"] == (
