@@ -2,9 +2,10 @@
 
 Typed columns travel as Arrow (:func:`~tablerag_agents.sandbox.codec.frame_to_ipc`).
 Object columns hold Python values Arrow cannot always type (a column mixing
-ints and text, integers beyond 64 bits, bytes): each such value travels as a
-tagged string (``"i123"``, ``"sLake Tuz"``, ``"b<base64>"``) and is rebuilt as
-the same Python type, so the host gets what an in-process read would have
+ints and text, integers beyond 64 bits, bytes, lists): each such value travels
+as a tagged string (``"i123"``, ``"sLake Tuz"``, ``"b<base64>"``, ``"j[1, 2]"``)
+and is rebuilt as the same Python type (lists and dicts through JSON, their
+dates as text), so the host gets what an in-process read would have
 given. Nothing is pickled.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import math
 from collections.abc import Callable
 from decimal import Decimal
@@ -54,6 +56,7 @@ _DECODERS: dict[str, Callable[[str], Any]] = {
     "t": dt.time.fromisoformat,
     "R": lambda s: pd.Timedelta(int(s)),
     "r": lambda s: dt.timedelta(*(int(p) for p in s.split(","))),
+    "j": json.loads,
     "A": lambda _: pd.NA,
     "N": lambda _: pd.NaT,
 }
@@ -62,6 +65,11 @@ _DECODERS: dict[str, Callable[[str], Any]] = {
 def _encode_value(value: Any) -> str | None:
     if value is None:
         return None
+    if isinstance(value, list | dict):  # DuckDB LIST / STRUCT / MAP values
+        try:
+            return "j" + json.dumps(value, default=str, allow_nan=True)
+        except (TypeError, ValueError):
+            return "s" + str(value)
     if value is pd.NA:
         return "A"
     if value is pd.NaT:

@@ -396,3 +396,31 @@ def test_sql_solver_reports_a_memory_bomb_to_the_model_and_recovers() -> None:
     assert "Error (MemoryLimit): query exceeded the memory limit of 512MB" in out["retry"]
     assert out["answer"] == "5"
     assert out["host_rss_mb"] < 450, out
+
+
+def test_engine_rows_keep_duckdb_python_types() -> None:
+    """Rows cross the worker boundary as the Python values DuckDB's client gives."""
+    import datetime as dt
+    from decimal import Decimal
+
+    engine = SafeDuckDB({"t": pd.DataFrame({"a": [1]})})
+    row = engine.run(
+        "SELECT [1, 2] AS l, {'x': 1} AS s, 170141183460469231731687303715884105727::HUGEINT "
+        "AS h, 'x'::BLOB AS b, "
+        "DATE '2020-01-02' AS d, 1.5::DECIMAL(3, 1) AS m, NULL AS n, INTERVAL 90 MINUTE AS i, "
+        "a, 'é' AS e FROM t"
+    ).rows
+    assert row == [
+        (
+            [1, 2],
+            {"x": 1},
+            2**127 - 1,
+            b"x",
+            dt.date(2020, 1, 2),
+            Decimal("1.5"),
+            None,
+            dt.timedelta(minutes=90),
+            1,
+            "é",
+        )
+    ]
