@@ -114,3 +114,41 @@ class GraphRunError(TableRAGError, RuntimeError):
     RuntimeError...): the served graph raises this instead, naming the
     original type in the message and keeping it as ``__cause__``.
     """
+
+
+class WorkerError(TableRAGError):
+    """The bounded worker process failed (did not start, crashed, broke the protocol)."""
+
+
+class WorkerLimitError(TableRAGError):
+    """Work in the bounded worker went past one of its limits.
+
+    Attributes:
+        limit: ``"memory"``, ``"CPU time"`` or ``"wall clock"``.
+        value: The limit's value with its unit (``"2048 MB"``, ``"60 s"``).
+    """
+
+    def __init__(self, limit: str, value: str, detail: str = "") -> None:
+        self.limit = limit
+        self.value = value
+        self.detail = detail
+        extra = f" ({detail})" if detail else ""
+        super().__init__(f"exceeded the {limit} limit of {value}{extra}")
+
+
+class TableLimitError(TableLoadError):
+    """A table file went past a load limit (memory, CPU time, wall clock, cells, columns).
+
+    Attributes:
+        limit: Which limit (``"memory"``, ``"CPU time"``, ``"wall clock"``, ``"cells"``,
+            ``"columns"``, ``"result size"``).
+        value: The limit's value with its unit.
+        detail: What went past it, when known.
+    """
+
+    def __init__(self, source: str | Path, limit: str, value: str, detail: str = "") -> None:
+        self.limit = limit
+        self.value = value
+        self.detail = detail
+        extra = f": {detail}" if detail else ""
+        super().__init__(source, f"exceeded the {limit} limit of {value}{extra}")

@@ -1,6 +1,7 @@
 """Tables in: loaders, dataset readers, representation and rendering for prompts."""
 
 from tablerag_agents.tables.cleaning import TableLoadWarning
+from tablerag_agents.tables.limits import LoadLimits
 from tablerag_agents.tables.loaders import load_table, load_tables
 from tablerag_agents.tables.model import Table
 from tablerag_agents.tables.native import load_tabfact_table, load_wtq_table
@@ -14,6 +15,7 @@ from tablerag_agents.tables.representation import (
 )
 
 __all__ = [
+    "LoadLimits",
     "Table",
     "TableLoadWarning",
     "TableRepresentation",

@@ -15,13 +15,17 @@ data: nothing here evaluates them, and downstream code must quote them.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import unicodedata
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
+
+from tablerag_agents.errors import TableLoadError
 
 logger = logging.getLogger(__name__)
 
@@ -183,3 +187,80 @@ def parse_iso_dates(df: pd.DataFrame) -> list[str]:
             df.isetitem(i, parsed)
             converted.append(str(df.columns[i]))
     return converted
+
+
+def _nested_to_json(df: pd.DataFrame) -> int:
+    """Turn dict/list cells into JSON strings in place; return how many changed."""
+    changed = 0
+    for col in df.columns:
+        series = df[col]
+        if not pd.api.types.is_object_dtype(series):
+            continue
+        nested = series.map(lambda v: isinstance(v, dict | list | tuple | set))
+        if nested.any():
+            changed += int(nested.sum())
+            df.loc[nested, col] = series[nested].map(
+                lambda v: json.dumps(list(v) if isinstance(v, set) else v, default=str)
+            )
+    return changed
+
+
+def clean_table(
+    df: pd.DataFrame,
+    source: str | Path,
+    *,
+    max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
+    iso_dates: bool = True,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Return a cleaned copy of ``df`` (fixed names, stripped/truncated cells) and notes.
+
+    Args:
+        df: Raw frame (labels may be anything, duplicated, MultiIndex...).
+        source: Named in errors.
+        max_cell_chars: Longest string cell kept (``None``: no limit).
+        iso_dates: Convert text columns holding only ISO dates to datetimes.
+
+    Returns:
+        The frame and a note on each repair.
+
+    Raises:
+        TableLoadError: If the table has no columns or no rows.
+    """
+    if df.shape[1] == 0:
+        raise TableLoadError(source, "table has no columns")
+    if len(df) == 0:
+        raise TableLoadError(source, "table has no rows")
+    notes: list[str] = []
+    df = df.copy()
+    if isinstance(df.index, pd.MultiIndex) or any(n is not None for n in df.index.names):
+        df = df.reset_index()
+    if isinstance(df.columns, pd.MultiIndex):
+        labels: list[object] = [
+            " / ".join(str(p) for p in parts if str(p) and not str(p).startswith("Unnamed"))
+            for parts in df.columns
+        ]
+    else:
+        labels = list(df.columns)
+    names, name_notes = normalize_column_names(labels)
+    notes.extend(name_notes)
+    df.columns = pd.Index(names, dtype=object)
+    df = df.reset_index(drop=True)
+    nested = _nested_to_json(df)
+    if nested:
+        notes.append(f"{nested} nested JSON value(s) stored as JSON strings")
+    strip_string_cells(df)
+    notes.extend(truncate_long_cells(df, max_cell_chars))
+    if iso_dates:
+        dated = parse_iso_dates(df)
+        if dated:
+            logger.debug("%s: parsed ISO dates in %s", source, dated)
+    return df, notes
+
+
+def report_notes(source: str | Path, notes: Sequence[str], *, quiet: bool = False) -> None:
+    """Emit each repair note as a :class:`TableLoadWarning` (or log it when ``quiet``)."""
+    for note in notes:
+        if quiet:
+            logger.info("%s: %s", source, note)
+        else:
+            warn(f"{source}: {note}")

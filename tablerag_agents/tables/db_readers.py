@@ -1,4 +1,4 @@
-"""Readers for binary table files: Excel, Parquet, SQLite and DuckDB.
+"""Readers for binary table files: Parquet, SQLite and DuckDB (Excel: ``excel_reader``).
 
 Each returns a raw :class:`pandas.DataFrame` whose labels are cleaned later by
 :mod:`tablerag_agents.tables.loaders`. Table and sheet names are only ever
@@ -13,24 +13,26 @@ the configuration locked, so a view such as ``SELECT * FROM
 read_text('/etc/passwd')`` fails instead of reading the host. SQLite files are
 opened read-only with ``trusted_schema`` off, so views cannot call functions or
 virtual tables with side effects (``load_extension``, ``pragma_*``), and
-extension loading stays disabled. openpyxl parses xlsx XML with ``defusedxml``
-(a dependency), which refuses entity expansion and external entities.
+extension loading stays disabled.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from xml.etree.ElementTree import ParseError
-from xml.parsers import expat
 
 import pandas as pd
 
 from tablerag_agents.errors import TableLoadError
-from tablerag_agents.tables.sql_safety import DUCKDB_UNTRUSTED_CONFIG, lock_duckdb, quote_ident
+from tablerag_agents.tables.limits import LoadLimits
+from tablerag_agents.tables.sql_safety import (
+    DUCKDB_UNTRUSTED_CONFIG,
+    forbidden_references,
+    lock_duckdb,
+    quote_ident,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -50,7 +52,7 @@ _TEMPORAL = ("DATE", "TIMESTAMP")
 _FLOAT_EXACT = 2**53
 
 
-def _pick(source: Path, names: Sequence[str], wanted: str | None, kind: str) -> str:
+def pick_name(source: Path, names: Sequence[str], wanted: str | None, kind: str) -> str:
     """Choose ``wanted`` among ``names``, or the only one when ``wanted`` is None."""
     if not names:
         raise TableLoadError(source, f"file has no {kind}s")
@@ -122,7 +124,18 @@ def _connect_sqlite(source: Path) -> sqlite3.Connection:
     return conn
 
 
-def read_sqlite(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
+def _fetch(cursor: Any, source: Path, columns: Sequence[str], limits: LoadLimits) -> pd.DataFrame:
+    """Fetch at most one row past ``limits.max_cells`` (a cross join stops early)."""
+    limits.check_columns(source, len(columns))
+    max_rows = limits.max_rows(len(columns))
+    rows = cursor.fetchmany(max_rows + 1)
+    limits.check_shape(source, len(rows), len(columns), cut=len(rows) > max_rows)
+    return _frame(rows, columns)
+
+
+def read_sqlite(
+    source: Path, table: str | None, limits: LoadLimits | None = None
+) -> tuple[pd.DataFrame, str]:
     """Read one table or view of a SQLite file (read-only, schema untrusted).
 
     Returns:
@@ -137,10 +150,10 @@ def read_sqlite(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
             "AND name NOT LIKE 'sqlite_%' ORDER BY name"
         ).fetchall()
-        name = _pick(source, [r[0] for r in rows], table, "table")
+        name = pick_name(source, [r[0] for r in rows], table, "table")
         cur = conn.execute(f"SELECT * FROM {quote_ident(name)}")  # name comes from sqlite_master
         columns = [d[0] for d in cur.description]
-        df = _frame(cur.fetchall(), columns)
+        df = _fetch(cur, source, columns, limits or LoadLimits())
     except sqlite3.Error as exc:
         raise TableLoadError(source, f"SQLite error: {exc}") from exc
     finally:
@@ -164,15 +177,45 @@ def _connect_duckdb(source: Path) -> duckdb.DuckDBPyConnection:
     return conn
 
 
-def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list[str], list[int]]:
+def _refuse_metadata(conn: duckdb.DuckDBPyConnection, source: Path) -> None:
+    """Refuse a file whose views, macros or table definitions read DuckDB's metadata.
+
+    ``duckdb_settings()``, ``duckdb_databases()``, ``current_setting()``... would
+    load the host's paths and settings as cells (see
+    :func:`~tablerag_agents.tables.sql_safety.forbidden_references`).
+    """
+    objects = conn.execute(
+        "SELECT 'view', view_name, sql FROM duckdb_views() WHERE NOT internal "
+        "UNION ALL SELECT 'macro', function_name, macro_definition FROM duckdb_functions() "
+        "WHERE NOT internal AND macro_definition IS NOT NULL "
+        "UNION ALL SELECT 'table', table_name, sql FROM duckdb_tables() WHERE NOT internal"
+    ).fetchall()
+    for kind, name, sql in objects:
+        found = forbidden_references(str(sql or ""))
+        if found:
+            raise TableLoadError(
+                source,
+                f"refused: {kind} {name!r} reads DuckDB's metadata or state "
+                f"({', '.join(found)}), which would expose the host's settings and paths",
+            )
+
+
+def _duckdb_select(
+    conn: duckdb.DuckDBPyConnection, ref: str, source: Path, limits: LoadLimits
+) -> tuple[str, list[str], list[int]]:
     """Build the SELECT that reads ``ref`` with Python-friendly types.
 
     Returns:
         The query, the column names, and the positions of the TIMESTAMPTZ columns
         (fetched as UTC timestamps without a zone).
+
+    Raises:
+        TableLimitError: If ``ref`` has too many columns.
     """
     described = conn.execute(f"DESCRIBE SELECT * FROM {ref}").fetchall()
     names = [str(row[0]) for row in described]
+    limits.check_columns(source, len(names))
+    max_rows = limits.max_rows(len(names))
     types = [str(row[1]).upper() for row in described]
     temporal = [i for i, t in enumerate(types) if t.startswith(_TEMPORAL)]
     as_text = {i for i, t in enumerate(types) if t.startswith(_AS_TEXT)}
@@ -182,7 +225,12 @@ def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list
             " false)"
             for i in temporal
         )
-        flags = conn.execute(f"SELECT {checks} FROM {ref}").fetchone() or ()
+        flags = (
+            conn.execute(
+                f"SELECT {checks} FROM (SELECT * FROM {ref} LIMIT {max_rows + 1})"
+            ).fetchone()
+            or ()
+        )
         as_text.update(i for i, flag in zip(temporal, flags, strict=True) if flag)
     exprs: list[str] = []
     utc: list[int] = []
@@ -200,30 +248,36 @@ def _duckdb_select(conn: duckdb.DuckDBPyConnection, ref: str) -> tuple[str, list
     return f"SELECT {', '.join(exprs)} FROM {ref}", names, utc
 
 
-def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
+def read_duckdb(
+    source: Path, table: str | None, limits: LoadLimits | None = None
+) -> tuple[pd.DataFrame, str]:
     """Read one table or view of a DuckDB file (read-only, nothing outside the file).
 
     Timestamps with a time zone load as UTC (no ``pytz`` needed), dates as
     timestamps, and intervals, UUIDs, times with an offset and infinite dates as
-    DuckDB's text.
+    DuckDB's text. A file whose views, macros or tables read DuckDB's metadata
+    is refused.
 
     Returns:
         The frame and the chosen table name (``schema.table`` outside ``main``).
     """
     import duckdb
 
+    limits = limits or LoadLimits()
     conn = _connect_duckdb(source)
     try:
+        _refuse_metadata(conn, source)
         rows = conn.execute(
             "SELECT table_schema, table_name FROM information_schema.tables "
             "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') "
             "ORDER BY table_schema, table_name"
         ).fetchall()
         qualified = {(n if s == "main" else f"{s}.{n}"): (s, n) for s, n in rows}
-        name = _pick(source, list(qualified), table, "table")
+        name = pick_name(source, list(qualified), table, "table")
         schema, bare = qualified[name]
-        sql, columns, utc = _duckdb_select(conn, f"{quote_ident(schema)}.{quote_ident(bare)}")
-        df = _frame(conn.execute(sql).fetchall(), columns)
+        ref = f"{quote_ident(schema)}.{quote_ident(bare)}"
+        sql, columns, utc = _duckdb_select(conn, ref, source, limits)
+        df = _fetch(conn.execute(sql), source, columns, limits)
     except duckdb.PermissionException as exc:
         raise TableLoadError(source, f"refused: the table reads outside the file ({exc})") from exc
     except duckdb.Error as exc:
@@ -235,121 +289,15 @@ def read_duckdb(source: Path, table: str | None) -> tuple[pd.DataFrame, str]:
     return df, name
 
 
-def _xml_refusal(source: Path, exc: BaseException) -> TableLoadError | None:
-    """A clear error when defusedxml refused the workbook's XML (anywhere in the cause chain)."""
+def read_parquet(source: Path, limits: LoadLimits | None = None) -> pd.DataFrame:
+    """Read a Parquet file, refusing one whose footer claims too many columns or cells."""
+    import pyarrow.parquet as pq
+
+    limits = limits or LoadLimits()
     try:
-        from defusedxml import DefusedXmlException
-    except ImportError:  # pragma: no cover - a declared dependency
-        return None
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, DefusedXmlException):
-            return TableLoadError(
-                source,
-                "refused: the workbook's XML declares entities (an XML bomb or external "
-                f"entity): {seen!r}",
-            )
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-class _PrologEnd(Exception):
-    """The first element began: the prolog, where a DTD would stand, is over."""
-
-
-class _DoctypeFound(Exception):
-    """The XML part declares a document type (and so possibly entities)."""
-
-
-def _declares_doctype(stream: Any, chunk_size: int = 1 << 16) -> bool:
-    """True if the XML in ``stream`` has a DOCTYPE before its first element.
-
-    Reads only up to the first element (comments and processing instructions
-    before it are skipped whatever their length).
-    """
-
-    def on_doctype(*_: Any) -> None:
-        raise _DoctypeFound
-
-    def on_element(*_: Any) -> None:
-        raise _PrologEnd
-
-    parser = expat.ParserCreate()
-    parser.StartDoctypeDeclHandler = on_doctype
-    parser.StartElementHandler = on_element
-    try:
-        while chunk := stream.read(chunk_size):
-            parser.Parse(chunk, False)
-        parser.Parse(b"", True)
-    except _DoctypeFound:
-        return True
-    except (_PrologEnd, expat.ExpatError):
-        return False  # malformed XML is openpyxl's to report
-    return False
-
-
-def _refuse_xml_doctypes(source: Path) -> None:
-    """Refuse a workbook whose XML parts declare a DTD (OOXML never does).
-
-    Checked before any XML parser sees the file, so the refusal does not depend
-    on which parser openpyxl picks (lxml when installed, else defusedxml).
-    """
-    try:
-        with zipfile.ZipFile(source) as archive:
-            for info in archive.infolist():
-                if info.filename.lower().endswith((".xml", ".rels", ".vml")):
-                    with archive.open(info) as member:
-                        if _declares_doctype(member):
-                            raise TableLoadError(
-                                source,
-                                "refused: the workbook's XML declares entities (an XML bomb or "
-                                f"external entity): a DOCTYPE in {info.filename}",
-                            )
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
-
-
-def read_excel(source: Path, sheet: str | int | None) -> tuple[pd.DataFrame, str]:
-    """Read one sheet of an ``.xlsx`` workbook; the first row is the header.
-
-    Returns:
-        The frame (header row still as the first data row's labels) and the sheet name.
-    """
-    _refuse_xml_doctypes(source)
-    try:
-        book = pd.ExcelFile(source, engine="openpyxl")
-    except (zipfile.BadZipFile, ValueError, OSError, KeyError, ParseError) as exc:
-        refusal = _xml_refusal(source, exc)
-        if refusal is not None:
-            raise refusal from exc
-        raise TableLoadError(source, f"not a readable .xlsx workbook: {exc}") from exc
-    with book:
-        names = [str(s) for s in book.sheet_names]
-        if isinstance(sheet, int):
-            if not 0 <= sheet < len(names):
-                raise TableLoadError(source, f"no sheet #{sheet}; sheets are {names}")
-            name = names[sheet]
-        else:
-            name = _pick(source, names, sheet, "sheet")
-        try:
-            raw = pd.read_excel(book, sheet_name=name, header=None)
-        except (ValueError, KeyError, ParseError) as exc:
-            refusal = _xml_refusal(source, exc)
-            if refusal is not None:
-                raise refusal from exc
-            raise TableLoadError(source, f"cannot read sheet {name!r}: {exc}") from exc
-    raw = raw.dropna(how="all").dropna(axis=1, how="all")
-    if raw.empty:
-        raise TableLoadError(source, f"sheet {name!r} is empty")
-    header = raw.iloc[0].tolist()
-    body = raw.iloc[1:].reset_index(drop=True)
-    body = body.infer_objects()
-    return body.set_axis(header, axis=1), name
-
-
-def read_parquet(source: Path) -> pd.DataFrame:
-    """Read a Parquet file."""
-    try:
-        return pd.read_parquet(source)
+        with pq.ParquetFile(source) as parquet:
+            meta = parquet.metadata
+            limits.check_shape(source, meta.num_rows, meta.num_columns)
+            return parquet.read(use_threads=False).to_pandas()
     except (ValueError, OSError) as exc:
         raise TableLoadError(source, f"not a readable Parquet file: {exc}") from exc

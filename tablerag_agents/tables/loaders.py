@@ -1,8 +1,16 @@
 """Load tables from files, folders or DataFrames into clean :class:`Table` objects.
 
 Supported: CSV/TSV (delimiter sniffed), ``.xlsx``, Parquet, JSON (records,
-``{columns, data}``, OTT-QA table dicts) and JSON lines, SQLite and DuckDB files,
-and in-memory DataFrames.
+``{columns, data}``, ``{column: [values]}``) and JSON lines, SQLite and DuckDB
+files, and in-memory DataFrames. OTT-QA table dicts are a dataset format: read
+them with :func:`~tablerag_agents.tables.ottqa.load_ottqa_corpus`.
+
+Files are untrusted: each is read in a bounded worker process
+(:mod:`tablerag_agents.bounded`) under the memory, CPU-time and wall-clock
+limits of :class:`~tablerag_agents.tables.limits.LoadLimits`, and comes back as
+Arrow; the host process never parses the file itself. Going past a limit (or
+past ``max_cells``/``max_columns``) is a
+:class:`~tablerag_agents.errors.TableLimitError` naming the limit and its value.
 
 Bad input gets a :class:`~tablerag_agents.errors.TableLoadError` naming the
 file, or a repaired table plus a :class:`~tablerag_agents.tables.cleaning.TableLoadWarning`:
@@ -14,6 +22,7 @@ file, or a repaired table plus a :class:`~tablerag_agents.tables.cleaning.TableL
   (``YYYY-MM-DD``, optionally with a time) become datetimes; cells longer than ``max_cell_chars``
   (default 100,000 chars, ``None`` = no limit) are truncated so one huge cell
   cannot blow up prompts and indexes; nested JSON values become JSON strings;
+- NUL bytes in a text file past its first 64 KB (where they mean binary) are removed;
 - a table with no rows or no columns is an error.
 """
 
@@ -27,60 +36,24 @@ from typing import Any
 
 import pandas as pd
 
-from tablerag_agents.errors import TableLoadError
+from tablerag_agents.bounded.frames import decode_frame
+from tablerag_agents.bounded.pool import default_pool
+from tablerag_agents.errors import TableLimitError, TableLoadError, WorkerError, WorkerLimitError
 from tablerag_agents.tables.cleaning import (
     DEFAULT_MAX_CELL_CHARS,
-    normalize_column_names,
-    parse_iso_dates,
-    strip_string_cells,
-    truncate_long_cells,
+    clean_table,
+    report_notes,
     warn,
 )
-from tablerag_agents.tables.db_readers import read_duckdb, read_excel, read_parquet, read_sqlite
+from tablerag_agents.tables.limits import LoadLimits
 from tablerag_agents.tables.model import Table
-from tablerag_agents.tables.ottqa import ottqa_table
-from tablerag_agents.tables.text_readers import (
-    check_not_binary,
-    decode_text,
-    read_csv_text,
-    read_json_text,
-)
+from tablerag_agents.tables.reading import FORMATS
 
 logger = logging.getLogger(__name__)
 
-#: File extension -> format name.
-FORMATS: dict[str, str] = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".xlsx": "excel",
-    ".xlsm": "excel",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".db": "sqlite",
-    ".sqlite": "sqlite",
-    ".sqlite3": "sqlite",
-    ".duckdb": "duckdb",
-}
+__all__ = ["FORMATS", "clean_frame", "load_table", "load_tables"]
 
-
-def _nested_to_json(df: pd.DataFrame) -> int:
-    """Turn dict/list cells into JSON strings in place; return how many changed."""
-    changed = 0
-    for col in df.columns:
-        series = df[col]
-        if not pd.api.types.is_object_dtype(series):
-            continue
-        nested = series.map(lambda v: isinstance(v, dict | list | tuple | set))
-        if nested.any():
-            changed += int(nested.sum())
-            df.loc[nested, col] = series[nested].map(
-                lambda v: json.dumps(list(v) if isinstance(v, set) else v, default=str)
-            )
-    return changed
+_LOAD_TASK = "tablerag_agents.tables.load_task"
 
 
 def clean_frame(
@@ -92,7 +65,7 @@ def clean_frame(
     quiet: bool = False,
     iso_dates: bool = True,
 ) -> pd.DataFrame:
-    """Return a cleaned copy of ``df``: fixed names, stripped/truncated cells.
+    """Return a cleaned copy of ``df`` (see :func:`~tablerag_agents.tables.cleaning.clean_table`).
 
     Args:
         df: Raw frame (labels may be anything, duplicated, MultiIndex...).
@@ -105,86 +78,37 @@ def clean_frame(
     Raises:
         TableLoadError: If the table has no columns or no rows.
     """
-    notes = list(notes or [])
-    if df.shape[1] == 0:
-        raise TableLoadError(source, "table has no columns")
-    if len(df) == 0:
-        raise TableLoadError(source, "table has no rows")
-    df = df.copy()
-    if isinstance(df.index, pd.MultiIndex) or any(n is not None for n in df.index.names):
-        df = df.reset_index()
-    if isinstance(df.columns, pd.MultiIndex):
-        labels: list[object] = [
-            " / ".join(str(p) for p in parts if str(p) and not str(p).startswith("Unnamed"))
-            for parts in df.columns
-        ]
-    else:
-        labels = list(df.columns)
-    names, name_notes = normalize_column_names(labels)
-    notes.extend(name_notes)
-    df.columns = pd.Index(names, dtype=object)
-    df = df.reset_index(drop=True)
-    nested = _nested_to_json(df)
-    if nested:
-        notes.append(f"{nested} nested JSON value(s) stored as JSON strings")
-    strip_string_cells(df)
-    notes.extend(truncate_long_cells(df, max_cell_chars))
-    if iso_dates:
-        dated = parse_iso_dates(df)
-        if dated:
-            logger.debug("%s: parsed ISO dates in %s", source, dated)
-    for note in notes:
-        if quiet:
-            logger.info("%s: %s", source, note)
-        else:
-            warn(f"{source}: {note}")
-    return df
+    clean, new_notes = clean_table(df, source, max_cell_chars=max_cell_chars, iso_dates=iso_dates)
+    report_notes(source, [*(notes or []), *new_notes], quiet=quiet)
+    return clean
 
 
-def _format_of(path: Path, fmt: str | None) -> str:
-    if fmt is not None:
-        if fmt not in set(FORMATS.values()):
-            known = sorted(set(FORMATS.values()))
-            raise TableLoadError(path, f"unknown format {fmt!r}; use one of {known}")
-        return fmt
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise TableLoadError(
-            path, f"unknown extension {suffix or '(none)'!r}; supported: {sorted(FORMATS)}"
-        )
-    return FORMATS[suffix]
+def _worker_error(path: Path, reply: dict[str, Any]) -> TableLoadError:
+    """The host-side error for a load that failed in the worker."""
+    fields = reply.get("fields") or {}
+    if "limit" in fields and "value" in fields:
+        return TableLimitError(path, fields["limit"], fields["value"], fields.get("detail", ""))
+    if reply.get("error_type") == "TableLoadError" and "reason" in fields:
+        return TableLoadError(path, fields["reason"])
+    return TableLoadError(path, f"{reply.get('error_type')}: {reply.get('error')}")
 
 
-def _read_path(
-    path: Path,
-    fmt: str,
-    *,
-    table: str | None,
-    sheet: str | int | None,
-    encoding: str | None,
-    notes: list[str],
-    opts: dict[str, Any],
-) -> tuple[pd.DataFrame | dict, str | None]:
-    """Return the raw frame (or OTT-QA dict) and the inner table/sheet name."""
-    if fmt == "sqlite":
-        return read_sqlite(path, table)
-    if fmt == "duckdb":
-        return read_duckdb(path, table)
-    if fmt == "excel":
-        return read_excel(path, sheet)
-    if fmt == "parquet":
-        return read_parquet(path), None
-    raw = path.read_bytes()
-    if not raw.strip():
-        raise TableLoadError(path, "file is empty")
-    check_not_binary(raw, path)
-    text = decode_text(raw, path, encoding, notes)
-    if fmt in ("json", "jsonl"):
-        return read_json_text(text, path, lines=True if fmt == "jsonl" else None), None
-    if fmt == "tsv":
-        opts.setdefault("sep", "\t")
-    df, header = read_csv_text(text, path, notes, **opts)
-    return df.set_axis(header, axis=1), None
+def _read_bounded(path: Path, args: dict[str, Any], limits: LoadLimits) -> tuple[Table, list[str]]:
+    """Read ``path`` in a bounded worker; returns the table (id and caption unset) and notes."""
+    try:
+        reply, blob = default_pool().call(_LOAD_TASK, args, limits.worker())
+    except WorkerLimitError as exc:
+        raise TableLimitError(path, exc.limit, exc.value, exc.detail) from None
+    except WorkerError as exc:
+        raise TableLoadError(path, f"the load worker failed: {exc}") from None
+    if not reply.get("ok"):
+        raise _worker_error(path, reply)
+    result = reply["result"]
+    try:
+        df = decode_frame(blob, list(result["tagged"]), max_cells=limits.max_cells)
+    except (ValueError, TypeError) as exc:
+        raise TableLoadError(path, f"the load worker sent an unreadable table: {exc}") from exc
+    return Table(id="", df=df, metadata=dict(result["metadata"])), list(result["notes"])
 
 
 def load_table(
@@ -199,9 +123,10 @@ def load_table(
     max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
     quiet: bool = False,
     iso_dates: bool = True,
+    limits: LoadLimits | None = None,
     **opts: Any,
 ) -> Table:
-    """Load one table from a file or a DataFrame.
+    """Load one table from a file (in a bounded worker) or a DataFrame.
 
     Args:
         source: A file path or an in-memory DataFrame (copied, never modified).
@@ -216,8 +141,10 @@ def load_table(
             with a warning (``None``: keep everything).
         quiet: Log repairs instead of warning (for bulk dataset loading).
         iso_dates: Convert text columns holding only ISO dates to datetimes.
+        limits: Memory, time and size limits of reading a file (default:
+            :class:`LoadLimits` from the environment).
         **opts: Passed to :func:`pandas.read_csv` for CSV/TSV (``sep``,
-            ``escapechar``, ``nrows``...).
+            ``escapechar``, ``nrows``...); plain JSON values only.
 
     Returns:
         The table; ``metadata["source"]`` is the path (and ``metadata["table"]``
@@ -226,45 +153,43 @@ def load_table(
     Raises:
         TableLoadError: For a missing file, a folder, an unknown extension, an
             empty/binary/unparsable file, or a table without rows or columns.
+        TableLimitError: For a file past a limit (memory, CPU time, wall clock,
+            cells, columns); a subclass of :class:`TableLoadError`.
     """
-    clean: dict[str, Any] = {
-        "max_cell_chars": max_cell_chars,
-        "quiet": quiet,
-        "iso_dates": iso_dates,
-    }
     if isinstance(source, pd.DataFrame):
-        df = clean_frame(source, id or "dataframe", **clean)
+        df = clean_frame(
+            source,
+            id or "dataframe",
+            max_cell_chars=max_cell_chars,
+            quiet=quiet,
+            iso_dates=iso_dates,
+        )
         return Table(id=id or "dataframe", df=df, caption=caption or "", metadata={})
     if not isinstance(source, str | Path):
         kind = type(source).__name__
         raise TableLoadError(repr(source)[:80], f"expected a path or a DataFrame, got {kind}")
     path = Path(source)
-    if not path.exists():
-        raise TableLoadError(path, "no such file")
-    if path.is_dir():
-        raise TableLoadError(path, "is a directory, not a file (use load_tables for folders)")
-    fmt = _format_of(path, format)
-    notes: list[str] = []
+    limits = limits or LoadLimits()
+    args: dict[str, Any] = {
+        "path": str(path),
+        "format": format,
+        "table": table,
+        "sheet": sheet,
+        "encoding": encoding,
+        "max_cell_chars": max_cell_chars,
+        "iso_dates": iso_dates,
+        "limits": limits.model_dump(),
+        "opts": opts,
+    }
     try:
-        raw, inner = _read_path(
-            path, fmt, table=table, sheet=sheet, encoding=encoding, notes=notes, opts=dict(opts)
-        )
-    except PermissionError as exc:
-        raise TableLoadError(path, f"permission denied: {exc}") from exc
-    except (OSError, MemoryError) as exc:
-        raise TableLoadError(path, f"cannot read: {exc}") from exc
-    if isinstance(raw, dict):  # an OTT-QA table dict in a .json file
-        t = ottqa_table(raw, table_id=id or path.stem)
-        t.df = clean_frame(t.df, path, **clean)
-        t.metadata["source"] = str(path)
-        return t
-    df = clean_frame(raw, path, notes=notes, **clean)
-    metadata: dict[str, Any] = {"source": str(path), "format": fmt}
-    if inner is not None:
-        metadata["sheet" if fmt == "excel" else "table"] = inner
-    stem = path.stem
-    title = stem if caption is None else caption
-    return Table(id=id or stem, df=df, caption=title, metadata=metadata)
+        json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"load_table options must be plain JSON values: {exc}") from exc
+    loaded, notes = _read_bounded(path, args, limits)
+    report_notes(path, notes, quiet=quiet)
+    loaded.id = id or path.stem
+    loaded.caption = path.stem if caption is None else caption
+    return loaded
 
 
 def _walk(paths_or_folder: str | Path | Iterable[str | Path]) -> Iterator[tuple[Path, str]]:
@@ -308,6 +233,7 @@ def load_tables(
     """
     if on_error not in ("warn", "raise"):
         raise ValueError(f"on_error must be 'warn' or 'raise', not {on_error!r}")
+    kwargs.setdefault("limits", LoadLimits())  # read the environment once per folder
     skipped = 0
     for path, table_id in _walk(paths_or_folder):
         try:

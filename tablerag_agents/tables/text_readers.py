@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from tablerag_agents.errors import TableLoadError
+from tablerag_agents.tables.limits import LoadLimits
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,20 @@ def check_not_binary(raw: bytes, source: Path) -> None:
         raise TableLoadError(
             source, f"file is binary ({controls} control bytes in the first {len(sample)})"
         )
+
+
+def remove_nul_bytes(raw: bytes, notes: list[str]) -> bytes:
+    """Drop NUL bytes past the sampled start of a text file, with a note.
+
+    :func:`check_not_binary` refuses a file with NUL bytes in its first 64 KB;
+    later ones would otherwise reach the cells (and C strings cut at them).
+    """
+    count = raw.count(b"\x00")
+    if not count:
+        return raw
+    first = raw.index(b"\x00")
+    notes.append(f"removed {count} NUL byte(s), the first at byte {first}")
+    return raw.replace(b"\x00", b"")
 
 
 def decode_text(raw: bytes, source: Path, encoding: str | None, notes: list[str]) -> str:
@@ -163,6 +178,7 @@ def read_csv_text(
     *,
     sep: str | None = None,
     escapechar: str | None = None,
+    limits: LoadLimits | None = None,
     **opts: Any,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Parse CSV text; returns the frame (generic column labels) and the raw header.
@@ -170,17 +186,24 @@ def read_csv_text(
     Rows with more fields than the header are dropped and reported in ``notes``
     with their count and line numbers; short rows are padded with missing values.
     Only empty fields become missing values (``"NA"`` stays the string ``"NA"``).
+    A header wider than ``limits.max_columns`` is refused before any row is
+    parsed, and parsing stops one row past ``limits.max_cells``.
 
     Raises:
         TableLoadError: If the text has no header or does not parse at all.
+        TableLimitError: If the table has too many columns or cells.
     """
     if not text.strip():
         raise TableLoadError(source, "file is empty")
+    limits = limits or LoadLimits()
     sep = sep or sniff_delimiter(text)
     header = _header(text, sep, escapechar)
     if not header or all(not h.strip() for h in header) and len(header) <= 1:
         raise TableLoadError(source, "no header row found")
     width = len(header)
+    limits.check_columns(source, width)
+    max_rows = limits.max_rows(width)
+    opts.setdefault("nrows", max_rows + 1)
     names = [f"_c{i}" for i in range(width)]
     kwargs: dict[str, Any] = dict(
         sep=sep,
@@ -209,6 +232,7 @@ def read_csv_text(
         )
     except (ValueError, csv.Error) as exc:
         raise TableLoadError(source, f"CSV does not parse: {exc}") from exc
+    limits.check_shape(source, len(df), width, cut=len(df) > max_rows)
     return df, header
 
 
@@ -227,11 +251,8 @@ def _records_frame(records: list[Any], source: Path) -> pd.DataFrame:
     raise TableLoadError(source, "JSON rows must all be objects (records) or all be lists")
 
 
-def read_json_text(text: str, source: Path, lines: bool | None = None) -> pd.DataFrame | dict:
-    """Parse JSON records, ``{"columns", "data"}``, JSON lines, or an OTT-QA table dict.
-
-    Returns:
-        A frame, or the raw dict when it is an OTT-QA table (``header`` + ``data``).
+def read_json_text(text: str, source: Path, lines: bool | None = None) -> pd.DataFrame:
+    """Parse JSON records, ``{"columns", "data"}``, ``{column: [values]}`` or JSON lines.
 
     Raises:
         TableLoadError: If the JSON is invalid or has no table shape.
@@ -255,8 +276,6 @@ def read_json_text(text: str, source: Path, lines: bool | None = None) -> pd.Dat
                 except json.JSONDecodeError as exc:
                     raise TableLoadError(source, f"line {no} is not valid JSON: {exc}") from exc
     if isinstance(data, dict):
-        if "header" in data and "data" in data:
-            return data
         if isinstance(data.get("columns"), list) and isinstance(data.get("data"), list):
             return _records_frame([data["columns"], *data["data"]], source)
         lists = [v for v in data.values() if isinstance(v, list)]

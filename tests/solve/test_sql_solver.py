@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -18,6 +21,7 @@ from tablerag_agents.solve.sql_engine import (
     sql_column_names,
 )
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
+from tablerag_agents.tables.sql_task import locked_connection
 
 
 def test_sql_solver_answers_and_cites(seasons: pd.DataFrame) -> None:
@@ -132,7 +136,7 @@ def test_engine_blocks_files_even_without_the_courtesy_check(tmp_path: Path) -> 
         res = engine.run(sql)
         assert not res.ok and res.rows == [], sql
     # Run the dangerous statements on the locked connection directly.
-    con = engine._connect()
+    con = locked_connection(engine.tables, {}, engine.memory_limit)
     out = tmp_path / "out.csv"
     for sql in (
         f"COPY t TO '{out}'",
@@ -346,3 +350,77 @@ def test_a_kept_unasked_filter_is_asked_about_only_once(seasons: pd.DataFrame) -
     model = ScriptedChatModel([query, query])
     result = SQLSolver(model).solve("how many seasons?", seasons)
     assert model.remaining == 0 and result.answer == "5"  # the repeat ends the loop
+
+
+_BOMB_RUN = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+def peak_rss_mb():  # VmHWM: ru_maxrss would count the parent's pages at fork
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) // 1024 for line in fh if line.startswith("VmHWM"))
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+from fakes import ScriptedChatModel
+from tablerag_agents.solve.sql import SQLSolver
+
+model = ScriptedChatModel([
+    "```sql\nSELECT length(repeat('x', 2000000000)) AS n FROM t\n```",
+    '```sql\nSELECT MAX("a") FROM t\n```',
+])
+result = SQLSolver(model, timeout_s=3).solve("largest a?", pd.DataFrame({"a": [1, 5, 3]}))
+print(json.dumps({
+    "answer": result.answer,
+    "retry": str(model.prompts[1][-1].content),
+    "host_rss_mb": peak_rss_mb(),
+}))
+"""
+
+
+def test_sql_solver_reports_a_memory_bomb_to_the_model_and_recovers() -> None:
+    """Issue 21 item 2: string allocations past DuckDB's memory_limit stop in the worker.
+
+    Run in a fresh process (address space capped at 3 GB) so the host's peak RSS
+    is measurable; in-process DuckDB took ~4 GB of the host for this query.
+    """
+    tests = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", _BOMB_RUN, str(tests)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "Error (MemoryLimit): query exceeded the memory limit of 512MB" in out["retry"]
+    assert out["answer"] == "5"
+    assert out["host_rss_mb"] < 450, out
+
+
+def test_engine_rows_keep_duckdb_python_types() -> None:
+    """Rows cross the worker boundary as the Python values DuckDB's client gives."""
+    import datetime as dt
+    from decimal import Decimal
+
+    engine = SafeDuckDB({"t": pd.DataFrame({"a": [1]})})
+    row = engine.run(
+        "SELECT [1, 2] AS l, {'x': 1} AS s, 170141183460469231731687303715884105727::HUGEINT "
+        "AS h, 'x'::BLOB AS b, "
+        "DATE '2020-01-02' AS d, 1.5::DECIMAL(3, 1) AS m, NULL AS n, INTERVAL 90 MINUTE AS i, "
+        "a, 'é' AS e FROM t"
+    ).rows
+    assert row == [
+        (
+            [1, 2],
+            {"x": 1},
+            2**127 - 1,
+            b"x",
+            dt.date(2020, 1, 2),
+            Decimal("1.5"),
+            None,
+            dt.timedelta(minutes=90),
+            1,
+            "é",
+        )
+    ]

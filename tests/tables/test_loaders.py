@@ -177,12 +177,15 @@ def test_json_records_nested_lines_and_split(tmp_path: Path) -> None:
         load_table(_write(tmp_path / "bad.jsonl", '{"a": 1}\n{oops\n'))
 
 
-def test_json_ottqa_table_dict(tmp_path: Path, test_data: Path) -> None:
+def test_json_loader_does_not_sniff_ottqa_dicts(tmp_path: Path, test_data: Path) -> None:
+    """OTT-QA dicts are a dataset format (load_ottqa_corpus), not a generic JSON table."""
     corpus = json.loads((test_data / "ottqa_sample.json").read_text(encoding="utf-8"))
     p = _write(tmp_path / "one.json", json.dumps(next(iter(corpus.values()))))
-    t = load_table(p)
-    assert t.caption == "List of bus transit systems in the United States"
-    assert t.metadata["source"] == str(p) and t.metadata["links"]
+    with pytest.raises(TableLoadError, match="JSON object is not a table"):
+        load_table(p, caption="My caption")
+    records = _write(tmp_path / "r.json", '[{"header": "h", "data": 1}]')
+    t = load_table(records, caption="My caption")
+    assert t.caption == "My caption" and t.df.to_dict("records") == [{"header": "h", "data": 1}]
 
 
 def test_sqlite_tables(tmp_path: Path) -> None:
