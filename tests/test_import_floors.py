@@ -26,7 +26,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(units.split())
     for units in (
         "config errors prompts",  # imports nothing of the package
-        "tables sandbox models tablerag_agents",
+        "tables sandbox bounded models tablerag_agents",
         "retrieval",
         "table_index",
         "solve",

@@ -11,6 +11,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from tablerag_agents.bounded import default_pool
 from tablerag_agents.graphs import Context, build_graph
 from tablerag_agents.resources import Resources
 from tablerag_agents.server.auth import BearerTokenMiddleware
@@ -85,6 +86,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db.parent.mkdir(parents=True, exist_ok=True)
+        # A warm bounded worker now, so the first upload or SQL query does not pay its start.
+        default_pool().prewarm()
         restored = await asyncio.to_thread(state.uploads.restore)
         if restored:
             logger.info("registered %d uploaded tables again", restored)
