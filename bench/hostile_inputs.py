@@ -169,6 +169,21 @@ def run_one(kind: str, target: str, args: argparse.Namespace, limits: dict[str, 
     return json.loads(lines[-1])
 
 
+def code_version(code: Path) -> str:
+    """The checkout's commit (``+dirty`` when it has changes): results never name a local path."""
+    git = ["git", "-C", str(code)]
+    try:
+        commit = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return commit + ("+dirty" if dirty else "")
+
+
 def main() -> None:
     """Build the inputs, run each, merge the results into the JSON file."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -199,7 +214,7 @@ def main() -> None:
                 rows[name]["file_bytes"] = Path(target).stat().st_size
             print(name, json.dumps(rows[name]), flush=True)  # noqa: T201
     results[args.label] = {
-        "code": str(args.code),
+        "code": code_version(args.code),
         "cap_gb": args.cap_gb,
         "timeout_s": args.timeout,
         "load_limits": limits,
