@@ -29,6 +29,7 @@ def run(args: dict[str, Any], blob: bytes) -> tuple[dict[str, Any], bytes]:
         format=args.get("format"),
         table=args.get("table"),
         sheet=args.get("sheet"),
+        block=args.get("block"),
         encoding=args.get("encoding"),
         max_cell_chars=args.get("max_cell_chars"),
         iso_dates=bool(args.get("iso_dates", True)),

@@ -118,6 +118,7 @@ def load_table(
     caption: str | None = None,
     table: str | None = None,
     sheet: str | int | None = None,
+    block: int | None = None,
     format: str | None = None,
     encoding: str | None = None,
     max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
@@ -131,9 +132,13 @@ def load_table(
     Args:
         source: A file path or an in-memory DataFrame (copied, never modified).
         id: Table id (default: the file stem, or ``"dataframe"``).
-        caption: Human title (default: the file stem, or ``""`` for a DataFrame).
+        caption: Human title (default: a spreadsheet table's title row, else the
+            file stem, or ``""`` for a DataFrame).
         table: Table name inside a SQLite/DuckDB file (optional if it has one).
         sheet: Sheet name or index inside an ``.xlsx`` (optional if it has one).
+        block: Which table of a sheet holding several (1-based; stacked tables
+            separated by empty rows); a sheet with several and no ``block`` is
+            an error listing them.
         format: Force a format (``csv, tsv, excel, parquet, json, jsonl, sqlite,
             duckdb``) instead of guessing from the extension.
         encoding: Text encoding (default: UTF-8, else detected with a warning).
@@ -175,6 +180,7 @@ def load_table(
         "format": format,
         "table": table,
         "sheet": sheet,
+        "block": block,
         "encoding": encoding,
         "max_cell_chars": max_cell_chars,
         "iso_dates": iso_dates,
@@ -188,7 +194,8 @@ def load_table(
     loaded, notes = _read_bounded(path, args, limits)
     report_notes(path, notes, quiet=quiet)
     loaded.id = id or path.stem
-    loaded.caption = path.stem if caption is None else caption
+    title = loaded.metadata.get("title")
+    loaded.caption = caption if caption is not None else str(title or path.stem)
     return loaded
 
 
@@ -213,6 +220,23 @@ def _walk(paths_or_folder: str | Path | Iterable[str | Path]) -> Iterator[tuple[
         yield p, stem if seen[stem] == 1 else f"{stem}_{seen[stem]}"
 
 
+def _load_all_blocks(path: Path, table_id: str, kwargs: dict[str, Any]) -> Iterator[Table]:
+    """Every table of one file: one, or one per table of a spreadsheet holding several."""
+    is_sheet = kwargs.get("format", FORMATS.get(path.suffix.lower())) == "excel"
+    if not is_sheet or "block" in kwargs:
+        yield load_table(path, id=table_id, **kwargs)
+        return
+    first = load_table(path, id=table_id, block=1, **kwargs)
+    count = int(first.metadata.get("blocks", 1))
+    if count == 1:
+        yield first
+        return
+    first.id = f"{table_id}#1"
+    yield first
+    for n in range(2, count + 1):
+        yield load_table(path, id=f"{table_id}#{n}", block=n, **kwargs)
+
+
 def load_tables(
     paths_or_folder: str | Path | Iterable[str | Path],
     *,
@@ -229,7 +253,8 @@ def load_tables(
 
     Yields:
         Tables in path order; ids are paths relative to the folder without the
-        extension (``"200-csv/0"``), or file stems for a list.
+        extension (``"200-csv/0"``), or file stems for a list. A sheet holding
+        several tables yields one per table, ids suffixed ``#1``, ``#2``...
     """
     if on_error not in ("warn", "raise"):
         raise ValueError(f"on_error must be 'warn' or 'raise', not {on_error!r}")
@@ -237,7 +262,7 @@ def load_tables(
     skipped = 0
     for path, table_id in _walk(paths_or_folder):
         try:
-            yield load_table(path, id=table_id, **kwargs)
+            yield from _load_all_blocks(path, table_id, kwargs)
         except TableLoadError as exc:
             if on_error == "raise":
                 raise

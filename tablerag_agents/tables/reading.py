@@ -74,18 +74,24 @@ def _read_raw(
     *,
     table: str | None,
     sheet: str | int | None,
+    block: int | None,
     encoding: str | None,
     notes: list[str],
     opts: dict[str, Any],
     limits: LoadLimits,
+    extra: dict[str, Any],
 ) -> tuple[pd.DataFrame, str | None]:
-    """Return the raw frame and the inner table/sheet name."""
+    """Return the raw frame and the inner table/sheet name (``extra`` gets sheet metadata)."""
+    if block is not None and fmt != "excel":
+        raise TableLoadError(path, f"block={block} applies to spreadsheets only, not {fmt}")
     if fmt == "sqlite":
         return read_sqlite(path, table, limits)
     if fmt == "duckdb":
         return read_duckdb(path, table, limits)
     if fmt == "excel":
-        return read_excel(path, sheet)
+        df, name, meta = read_excel(path, sheet, block)
+        extra.update(meta)
+        return df, name
     if fmt == "parquet":
         return read_parquet(path, limits), None
     raw = path.read_bytes()
@@ -109,6 +115,7 @@ def read_file(
     format: str | None = None,
     table: str | None = None,
     sheet: str | int | None = None,
+    block: int | None = None,
     encoding: str | None = None,
     max_cell_chars: int | None = DEFAULT_MAX_CELL_CHARS,
     iso_dates: bool = True,
@@ -119,7 +126,9 @@ def read_file(
 
     Returns:
         The clean frame, the repair notes, and the metadata (``source``,
-        ``format``, and ``table`` or ``sheet`` when the file holds several).
+        ``format``, and ``table`` or ``sheet`` when the file holds several;
+        ``block``/``blocks``, ``title``, ``header_rows`` for a spreadsheet
+        table found by :mod:`~tablerag_agents.tables.header_detect`).
 
     Raises:
         TableLoadError: For any unreadable, unusable or too large file.
@@ -131,16 +140,19 @@ def read_file(
         raise TableLoadError(path, "is a directory, not a file (use load_tables for folders)")
     fmt = format_of(path, format)
     notes: list[str] = []
+    extra: dict[str, Any] = {}
     try:
         raw, inner = _read_raw(
             path,
             fmt,
             table=table,
             sheet=sheet,
+            block=block,
             encoding=encoding,
             notes=notes,
             opts=dict(opts or {}),
             limits=limits,
+            extra=extra,
         )
         limits.check_shape(path, *raw.shape)
         df, clean_notes = clean_table(raw, path, max_cell_chars=max_cell_chars, iso_dates=iso_dates)
@@ -161,4 +173,5 @@ def read_file(
     metadata: dict[str, Any] = {"source": str(path), "format": fmt}
     if inner is not None:
         metadata["sheet" if fmt == "excel" else "table"] = inner
+    metadata.update(extra)
     return df, notes + clean_notes, metadata
