@@ -19,9 +19,9 @@ workbook's merged ranges), so a plain one-row-header table reads as before:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from numbers import Number
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from numbers import Number
 from typing import Any
 
 import pandas as pd
@@ -42,7 +42,6 @@ class Block:
     body: pd.DataFrame
     title: str | None = None
     header_rows: int = 1
-    notes: list[str] = field(default_factory=list)
 
 
 def _empty(value: Any) -> bool:
