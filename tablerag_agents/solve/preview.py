@@ -12,7 +12,7 @@ from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.base import SolverContext
 from tablerag_agents.solve.typed_frames import cleaned_view, column_note, table_notes, typed_views
 from tablerag_agents.tables.render import CellStyle, TableFormat, render_table
-from tablerag_agents.tables.typed_table import TypedTable
+from tablerag_agents.tables.typed_table import ROW_COLUMN, TypedTable
 from tablerag_agents.tables.values import column_kind, parse_number
 
 _MISSING = {"", "-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?", "tbd", "tba"}
@@ -178,6 +178,22 @@ def describe_table(
     return "\n".join(parts)
 
 
+def join_hints(tables: Mapping[str, pd.DataFrame], *, quote: str = "'") -> list[str]:
+    """One line per other table naming the columns it shares with the first (join keys)."""
+    names = list(tables)
+    if len(names) < 2:
+        return []
+    main = [c for c in tables[names[0]].columns if not str(c).startswith(ROW_COLUMN)]
+    lines = []
+    for name in names[1:]:
+        other = set(tables[name].columns)
+        shared = [c for c in main if c in other]
+        if shared:
+            cols = ", ".join(f"{quote}{c}{quote}" for c in shared)
+            lines.append(f"`{names[0]}` and `{name}` share columns (join on them): {cols}")
+    return lines
+
+
 def context_block(
     tables: dict[str, pd.DataFrame],
     extra: str = "",
@@ -196,7 +212,8 @@ def context_block(
     ``extra`` (schema, retrieved cells, clarifications) and a filtered
     ``sub_table`` (with its row ids) go in the second part. ``fmt`` is how
     rows are written. ``views`` (by the same names as ``tables``) are the typed
-    views the tables come from, if any.
+    views the tables come from, if any. With several tables, their shared
+    column names follow (:func:`join_hints`).
     """
     names = list(tables)
     views = views or {}
@@ -217,6 +234,7 @@ def context_block(
         )
         for n in names[1:]
     ]
+    parts += join_hints(tables, quote=quote)
     extra = extra.strip()
     if sub_table is not None and not sub_table.empty:
         rows = rows_text(sub_table, fmt, max_rows=20, max_chars=40, index=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import pandas as pd
@@ -37,7 +38,20 @@ from tablerag_agents.tables.typed_table import TypedTable
 logger = logging.getLogger(__name__)
 
 MAIN_SQL_TABLE = "t"
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 REPEATED = "(the same query as before: not run again)"
+
+
+def _sql_table_name(table_id: str, taken: set[str]) -> str:
+    """A plain SQL name for a table id (``"staff#2"`` -> ``staff_2``); the id stays an alias."""
+    if _PLAIN_NAME.fullmatch(table_id):
+        return table_id
+    base = re.sub(r"\W+", "_", table_id).strip("_") or "table"
+    base = base if base[0].isalpha() else f"t_{base}"
+    name, n = base, 2
+    while name in taken or name == MAIN_SQL_TABLE:
+        name, n = f"{base}_{n}", n + 1
+    return name
 
 
 def extract_sql(text: str) -> str | None:
@@ -131,11 +145,14 @@ class SQLSolver:
             row_numbers=self.row_numbers,
         )
         tables: dict[str, pd.DataFrame] = {}
+        aliases: dict[str, str] = {}
         for i, (tid, frame) in enumerate(frames.items()):
             frame = frame.copy()
             frame.columns = sql_column_names(list(frame.columns))
-            tables[MAIN_SQL_TABLE if i == 0 else tid] = frame
-        aliases = {ctx.main_id: MAIN_SQL_TABLE} if ctx.main_id != MAIN_SQL_TABLE else {}
+            name = MAIN_SQL_TABLE if i == 0 else _sql_table_name(tid, set(tables) | set(frames))
+            tables[name] = frame
+            if name != tid:
+                aliases[tid] = name
         return SafeDuckDB(tables, timeout_s=self.timeout_s, aliases=aliases), tables, views
 
     def _prompt(
