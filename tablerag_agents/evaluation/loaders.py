@@ -13,6 +13,7 @@ name         files                              task     gold
 ``ottqa``    ``tables.json`` + ``dev_questions``  qa     ``answer-text``; gold table
 ``fetaqa``   ``fetaQA-v1_dev.jsonl``            freeform the answer sentence
 ``jsonl``    seed 002's TableRAG JSONL          qa       ``label`` (string or list)
+``files``    ``questions.jsonl`` + table files  qa       ``answer`` (string or list)
 ============ ================================== ======== ===========================
 
 :func:`load_dataset` takes a dataset folder laid out as ``../shared/data`` (or
@@ -37,6 +38,7 @@ import pandas as pd
 
 from tablerag_agents.errors import TableLoadError
 from tablerag_agents.evaluation.datasets import load_wtq, read_tabfact_table, read_wtq_table
+from tablerag_agents.evaluation.file_questions import load_file_questions
 from tablerag_agents.evaluation.metrics import normalize_fact_label
 from tablerag_agents.evaluation.types import EvalExample, Task
 from tablerag_agents.tables import Table, load_ottqa_corpus, ottqa_table
@@ -532,6 +534,10 @@ def _load_jsonl_path(p: Path) -> list[EvalExample]:
     return load_jsonl(_need_file(p, "JSONL file"))
 
 
+def _load_files_path(p: Path) -> list[EvalExample]:
+    return load_file_questions(_in_folder(p, "questions.jsonl"))
+
+
 DATASETS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
@@ -571,6 +577,14 @@ DATASETS: dict[str, DatasetSpec] = {
             (),
             _load_jsonl_path,
             "seed 002's TableRAG JSONL file (table_text, question, label, ...)",
+        ),
+        DatasetSpec(
+            "files",
+            "qa",
+            ("questions.jsonl",),
+            _load_files_path,
+            "questions over real table files: folder with questions.jsonl (question, "
+            "answer, tables: file names beside it)",
         ),
     )
 }
