@@ -1,4 +1,4 @@
-"""Real-world spreadsheet layouts (tests/data/realworld, made by make_files.py) load as clean tables."""
+"""Real-world spreadsheet layouts in tests/data/realworld load as clean tables."""
 
 from __future__ import annotations
 
