@@ -328,7 +328,7 @@ def serve(
 @_friendly_errors
 def eval_(
     dataset: Annotated[
-        str, typer.Option(help="Dataset format: wtq, tabfact, ottqa, fetaqa or jsonl.")
+        str, typer.Option(help="Dataset format: wtq, tabfact, ottqa, fetaqa, jsonl or files.")
     ],
     data: Annotated[
         Path, typer.Option(help="The dataset's folder (laid out like ../shared/data) or file.")

@@ -594,7 +594,7 @@ def load_dataset(name: str, data_path: str | Path) -> list[EvalExample]:
     """Load a registered dataset from its folder (layout of ``../shared/data``) or file.
 
     Args:
-        name: A key of :data:`DATASETS` (``wtq, tabfact, ottqa, fetaqa, jsonl``).
+        name: A key of :data:`DATASETS` (``wtq, tabfact, ottqa, fetaqa, jsonl, files``).
         data_path: The dataset folder (e.g. ``../shared/data/wtq``) or its
             questions file (other splits: ``pristine-unseen-tables.tsv``...).
 

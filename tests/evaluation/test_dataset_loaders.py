@@ -270,7 +270,7 @@ def test_rows_to_table_needs_data() -> None:
 
 
 def test_registry_loads_fixture_folders_and_files() -> None:
-    assert sorted(DATASETS) == ["fetaqa", "jsonl", "ottqa", "tabfact", "wtq"]
+    assert sorted(DATASETS) == ["fetaqa", "files", "jsonl", "ottqa", "tabfact", "wtq"]
     counts = {
         "wtq": 5,
         "tabfact": 7,
