@@ -205,3 +205,15 @@ def find_blocks(raw: pd.DataFrame, merges: list[Merge] | None = None) -> list[Bl
         body = pd.DataFrame(cells[depth:], columns=range(len(header))).infer_objects()
         found.append(Block(header=header, body=body, title=title or None, header_rows=depth))
     return found
+
+
+def csv_group_header(header: list[Any], rows: list[list[Any]]) -> list[Any] | None:
+    """Flattened labels when the first of ``rows`` is a second header row below ``header``.
+
+    For text files (no merged ranges): a group row such as ``,Q1,,Q2,`` above
+    ``Region,Online,Store,Online,Store``; ``None`` when ``rows[0]`` is data.
+    """
+    grid = [list(header), *(list(r) for r in rows)]
+    if not _more_header(grid, 1, set()) or _more_header(grid, 2, set()):
+        return None
+    return _flatten(grid[:2], merged=False)

@@ -23,7 +23,12 @@ file, or a repaired table plus a :class:`~tablerag_agents.tables.cleaning.TableL
   (default 100,000 chars, ``None`` = no limit) are truncated so one huge cell
   cannot blow up prompts and indexes; nested JSON values become JSON strings;
 - NUL bytes in a text file past its first 64 KB (where they mean binary) are removed;
-- a table with no rows or no columns is an error.
+- a table with no rows or no columns is an error;
+- layouts people make (:mod:`~tablerag_agents.tables.header_detect`): in a
+  spreadsheet, title rows (the caption), two-row or merged headers (flattened
+  to ``"Group / Column"``), spacer columns and several stacked tables
+  (``block=N``; :func:`load_tables` yields each); in a CSV, a group row above
+  the column row.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from tablerag_agents.errors import TableLoadError
 from tablerag_agents.tables.cleaning import DEFAULT_MAX_CELL_CHARS, clean_table
 from tablerag_agents.tables.db_readers import read_duckdb, read_parquet, read_sqlite
 from tablerag_agents.tables.excel_reader import read_excel
+from tablerag_agents.tables.header_detect import csv_group_header
 from tablerag_agents.tables.limits import LoadLimits
 from tablerag_agents.tables.text_readers import (
     check_not_binary,
@@ -106,7 +107,22 @@ def _read_raw(
     if fmt == "tsv":
         opts.setdefault("sep", "\t")
     df, header = read_csv_text(text, path, notes, limits=limits, **opts)
+    grouped = csv_group_header(header, df.head(50).astype(object).to_numpy().tolist())
+    if grouped is not None:
+        extra["header_rows"] = 2
+        body = df.iloc[1:].reset_index(drop=True)
+        return body.apply(_as_numbers).set_axis(grouped, axis=1), None
     return df.set_axis(header, axis=1), None
+
+
+def _as_numbers(column: pd.Series) -> pd.Series:
+    """The column as numbers when every value parses (the second header row made it text)."""
+    if not pd.api.types.is_string_dtype(column) and column.dtype != object:
+        return column
+    try:
+        return pd.to_numeric(column)
+    except (ValueError, TypeError):
+        return column
 
 
 def read_file(

@@ -58,6 +58,28 @@ def test_title_row_offset_table_and_spacer_columns() -> None:
     assert t.caption == "Department budget 2024"
 
 
+def test_csv_group_row_is_flattened() -> None:
+    t = load_table(DATA / "grades.csv")
+    assert list(t.df.columns) == [
+        "Student",
+        "Midterm / Written",
+        "Midterm / Oral",
+        "Final / Written",
+        "Final / Oral",
+    ]
+    assert _rows(t.df) == [["Ana", 14, 16, 15, 17], ["Ben", 11, 12, 13, 10]]
+    assert pd.api.types.is_integer_dtype(t.df["Final / Oral"])
+    assert t.metadata["header_rows"] == 2
+
+
+def test_plain_csv_with_a_text_first_row_is_unchanged(tmp_path: Path) -> None:
+    (tmp_path / "p.csv").write_text("Name,Score,Team\nAna,3,Data\nBen,5,Web\n")
+    t = load_table(tmp_path / "p.csv")
+    assert list(t.df.columns) == ["Name", "Score", "Team"]
+    assert t.df.to_numpy().tolist() == [["Ana", 3, "Data"], ["Ben", 5, "Web"]]
+    assert "header_rows" not in t.metadata
+
+
 def test_several_tables_on_one_sheet() -> None:
     tables = list(load_tables(DATA / "staff.xlsx", on_error="raise"))
     assert [t.id for t in tables] == ["staff#1", "staff#2"]
@@ -154,6 +176,9 @@ CHECKS: dict[str, Callable[[list[pd.DataFrame]], object]] = {
         t[0].merge(t[1], on="Customer ID").query("Product == 'Kettle'")["Customer"]
     ),
     "rw25": lambda t: len(t[0].merge(t[1], on="Customer ID").query("City == 'Berlin'")),
+    "rw26": lambda t: t[0].loc[t[0]["Final / Written"].idxmax(), "Student"],
+    "rw27": lambda t: t[0].set_index("Student").loc["Ben", "Midterm / Oral"],
+    "rw28": lambda t: t[0]["Final / Oral"].mean(),
 }
 
 

@@ -2,7 +2,8 @@
 
 Each file shows one layout the loaders must read as clean tables: a title row,
 a two-row header with merged group cells, an unmerged group row, spacer
-columns, several tables on one sheet, and two related tables for a join.
+columns, several tables on one sheet, a CSV with a group row, and two related
+tables for a join.
 """
 
 from __future__ import annotations
@@ -129,9 +130,24 @@ def shop() -> None:
             csv.writer(f).writerows(rows)
 
 
+def grades_csv() -> None:
+    """A CSV with a group row above the column row (as exported from merged cells)."""
+    rows = [
+        ("", "Midterm", "", "Final", ""),
+        ("Student", "Written", "Oral", "Written", "Oral"),
+        ("Ana", 14, 16, 15, 17),
+        ("Ben", 11, 12, 13, 10),
+        ("Chloe", 18, 15, 19, 16),
+        ("Dev", 9, 13, 12, 14),
+    ]
+    with open(HERE / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+
+
 if __name__ == "__main__":
     regional_sales()
     inventory()
     budget()
     staff_sheet()
     shop()
+    grades_csv()
