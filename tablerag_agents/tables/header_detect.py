@@ -6,7 +6,7 @@ workbook's merged ranges), so a plain one-row-header table reads as before:
 - merged ranges: the merge's value is copied into every cell it covers;
 - blocks: a sheet splits at a fully empty row only when the next non-empty row
   starts a new table (a title row or a header-like row, see below); other empty
-  rows are simply dropped;
+  rows are simply dropped (past :data:`MAX_BLOCKS` tables, the sheet is one table);
 - title rows: leading rows with one non-empty text cell above a wider row are
   the block's title, not its header;
 - header depth: the row below the header is a second header row when all its
@@ -32,6 +32,8 @@ Merge = tuple[int, int, int, int]
 _NUMBER = re.compile(r"[-+]?[$€£]?\s*\d[\d,]*(\.\d+)?\s*%?")
 _MAX_TITLE_ROWS = 3
 _MAX_HEADER_ROWS = 3
+#: A sheet that would split into more tables than this is read as one table.
+MAX_BLOCKS = 50
 
 
 @dataclass
@@ -133,11 +135,15 @@ def _runs(grid: list[list[Any]]) -> list[tuple[int, int]]:
 def _blocks(grid: list[list[Any]]) -> list[list[int]]:
     """Rows of each table on the sheet (empty rows left out)."""
     blocks: list[list[int]] = []
+    has_table = False  # the last block has a row of two or more cells (not titles only)
     for start, stop in _runs(grid):
-        titles_only = bool(blocks) and all(len(_filled(grid[r])) <= 1 for r in blocks[-1])
-        if not blocks or (not titles_only and _starts_table(grid, start, stop)):
+        if not blocks or (has_table and _starts_table(grid, start, stop)):
             blocks.append([])
+            has_table = False
         blocks[-1].extend(range(start, stop))
+        has_table = has_table or any(len(_filled(grid[r])) > 1 for r in range(start, stop))
+    if len(blocks) > MAX_BLOCKS:
+        return [[r for rows in blocks for r in rows]]
     return blocks
 
 
