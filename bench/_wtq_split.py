@@ -13,6 +13,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from _results import result_path
+
 from tablerag_agents.evaluation.datasets import QAExample, load_wtq
 from tablerag_agents.evaluation.loaders import load_wtq_examples
 from tablerag_agents.evaluation.splits import Split, split_examples, split_of
@@ -98,3 +100,21 @@ def side_of(example: QAExample, tables_root: Path) -> Split:
     """The split side of one question (for checks and reports)."""
     table_id = example.table_path.resolve().relative_to(Path(tables_root).resolve()).as_posix()
     return split_of(table_id)
+
+
+def open_run(
+    out_dir: Path, name: str, sample: Sequence[QAExample], split: Split, *, fresh: bool, force: bool
+) -> tuple[Path, Path]:
+    """The run's traces (``NAME.jsonl``, its sample pinned) and summary path (``NAME.json``).
+
+    ``fresh`` deletes earlier traces and the pinned sample first; the summary path
+    never overwrites a saved result unless ``force`` (:func:`_results.result_path`).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    traces = out_dir / f"{name}.jsonl"
+    out = result_path(out_dir / f"{name}.json", force=force)
+    if fresh:
+        for old in (traces, traces.with_name(f"{name}.sample.json")):
+            old.unlink(missing_ok=True)
+    pin_sample(traces, sample, split)
+    return traces, out

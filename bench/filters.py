@@ -46,8 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from _results import result_path
-from _wtq_split import SPLIT_RULE, pin_sample, wtq_sample, wtq_side
+from _wtq_split import SPLIT_RULE, open_run, wtq_sample, wtq_side
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.datasets import QAExample, read_wtq_table
@@ -296,13 +295,9 @@ def main() -> None:
     sample, excluded, filter_seeds = choose_sample(args)
     assert not excluded & {e.id for e in sample}
     args.name = args.name or f"filters_wtq_{args.split}_seed{args.seed}"
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    traces = args.out_dir / f"{args.name}.jsonl"
-    out = result_path(args.out_dir / f"{args.name}.json", force=args.force)
-    if args.fresh:
-        for old in (traces, traces.with_name(f"{args.name}.sample.json")):
-            old.unlink(missing_ok=True)
-    pin_sample(traces, sample, args.split)
+    traces, out = open_run(
+        args.out_dir, args.name, sample, args.split, fresh=args.fresh, force=args.force
+    )
     sample = sample[: args.limit]
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if traces.exists():

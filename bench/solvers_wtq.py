@@ -38,8 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _results import result_path
-from _wtq_split import SPLIT_RULE, pin_sample, wtq_sample
+from _wtq_split import SPLIT_RULE, open_run, wtq_sample
 
 from tablerag_agents.config import Settings
 from tablerag_agents.evaluation.datasets import QAExample, read_wtq_table
@@ -326,13 +325,9 @@ def main() -> None:
         args.questions, args.tables_root, args.split, args.n, args.seed, args.exclude_seed
     )
     args.name = args.name or f"solvers_wtq_{args.split}_seed{args.seed}"
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    traces = args.out_dir / f"{args.name}.jsonl"
-    out = result_path(args.out_dir / f"{args.name}.json", force=args.force)
-    if args.fresh:
-        for old in (traces, traces.with_name(f"{args.name}.sample.json")):
-            old.unlink(missing_ok=True)
-    pin_sample(traces, sample, args.split)
+    traces, out = open_run(
+        args.out_dir, args.name, sample, args.split, fresh=args.fresh, force=args.force
+    )
     sample = sample[: args.limit]
     done = load_records(traces)
     solvers = build_solvers(names, args)
