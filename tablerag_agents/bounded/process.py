@@ -24,7 +24,7 @@ from typing import Any
 
 from tablerag_agents.bounded.limits import WorkerLimits
 from tablerag_agents.errors import WorkerError, WorkerLimitError
-from tablerag_agents.sandbox.process import FrameChannel, WorkerDied, WorkerTimeout
+from tablerag_agents.sandbox.process import FrameChannel, WorkerDied, WorkerTimeout, kill_group
 
 logger = logging.getLogger(__name__)
 
@@ -168,15 +168,7 @@ class BoundedWorker:
 
     def kill(self) -> None:
         """Kill the worker's process group (it has its own session) and reap it."""
-        if self.proc.returncode is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                logger.error("bounded worker pid %s did not exit after SIGKILL", self.proc.pid)
+        kill_group(self.proc, "bounded worker")
         self.channel.close()
         if self.proc.stderr is not None and not self.proc.stderr.closed:
             self.proc.stderr.close()

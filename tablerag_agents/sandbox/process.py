@@ -29,6 +29,20 @@ _STDERR_CAP = 8192
 _CTRL_MAX = 65536
 
 
+def kill_group(proc: subprocess.Popen[Any], what: str) -> None:
+    """SIGKILL the process group led by ``proc`` (started with its own session) and reap it."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        logger.error("%s pid %s did not exit after SIGKILL", what, proc.pid)
+
+
 class WorkerTimeout(Exception):
     """Nothing complete arrived (or could be sent) before the deadline."""
 
@@ -221,15 +235,7 @@ class WorkerProcess:
     def kill(self) -> None:
         """Kill bwrap's process group; ``--die-with-parent`` and the pid namespace take
         every sandboxed process down with it."""
-        if self.proc.returncode is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                logger.error("bwrap pid %s did not exit after SIGKILL", self.proc.pid)
+        kill_group(self.proc, "bwrap")
         self.ctrl.close()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
