@@ -169,6 +169,7 @@ class GraphMethod:
                 "abstained": answer.abstained,
                 "table_ids": answer.table_ids,
                 "nodes": result.nodes,
+                "steps": step_digest(result.solver_steps),
             },
         )
 
@@ -305,6 +306,22 @@ def fact_label(items: Sequence[str]) -> str | None:
     if words[0] in _NO:
         return "0"
     return None
+
+
+def step_digest(steps: Iterable[TraceStep | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The solver's steps, cut short, so a wrong answer can be classified from its record."""
+    digest = []
+    for step in steps:
+        data = step.model_dump() if isinstance(step, TraceStep) else dict(step)
+        digest.append(
+            {
+                "action": data.get("action"),
+                "code": str(data.get("code") or "")[:800],
+                "ok": data.get("ok"),
+                "observation": str(data.get("observation") or "")[:400],
+            }
+        )
+    return digest
 
 
 def failed_code(steps: Iterable[TraceStep | Mapping[str, Any]]) -> str | None:

@@ -93,6 +93,9 @@ def test_graph_counts_a_failed_query_as_an_error_even_when_it_recovers(resources
     assert pred.error and "Yr" in (pred.error_message or "")
     assert pred.input_tokens > 100 and pred.output_tokens > 0 and pred.seconds > 0
     assert pred.detail["solver"] == "sql" and pred.detail["nodes"] == ["prepare", "solve", "answer"]
+    steps = pred.detail["steps"]  # the record keeps each query, for the error analysis
+    assert [(s["action"], s["ok"]) for s in steps] == [("sql", False), ("sql", True)]
+    assert '"Yr"' in steps[0]["code"] and "2001" in steps[1]["observation"]
     assert method.context.budget == 1000  # type: ignore[attr-defined]
 
 
