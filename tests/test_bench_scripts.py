@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -80,3 +81,37 @@ def test_readme_bench_commands_use_existing_options(
         assert script in helps, f"README runs a missing bench script {script}"
         for option in re.findall(r"(--[a-z][a-z-]*)", args):
             assert option in helps[script].stdout, f"bench/{script} has no {option}"
+
+
+def _records_file(path: Path, split: str, table_id: str) -> Path:
+    header = {"format": "tablerag-eval/1", "spec": {"dataset": "wtq", "split": split}}
+    record = {
+        "id": "nt-1",
+        "question": "who came after Ann?",
+        "gold": ["Bo"],
+        "answer": ["Cy"],
+        "correct": False,
+        "detail": {
+            "solver": "sql",
+            "table_ids": [table_id],
+            "steps": [{"action": "sql", "code": 'SELECT "Name" FROM t', "ok": True}],
+        },
+    }
+    path.write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n")
+    return path
+
+
+def test_error_cases_show_a_dev_records_steps_and_table_and_refuse_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from error_cases import main as error_cases
+
+    (tmp_path / "t.csv").write_text("Name,Rank\nAnn,1\nBo,2\nCy,3\n")
+    dev = _records_file(tmp_path / "dev.jsonl", "dev", "t.csv")
+    assert error_cases([str(dev), "--data", str(tmp_path)]) == 0
+    page = capsys.readouterr().out
+    assert "1 wrong of 1" in page and "who came after Ann?" in page
+    assert 'SELECT "Name" FROM t' in page and "3 rows x 2 columns" in page and "Bo,2" in page
+    test = _records_file(tmp_path / "test.jsonl", "test", "t.csv")
+    assert error_cases([str(test), "--data", str(tmp_path)]) == 2
+    assert "only dev runs" in capsys.readouterr().err
