@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 MAX_VALUE_CHARS = 40
 #: Tables tried (in catalog order) for one with two usable columns.
 MAX_TRIED = 3
+#: Rows of a table read to choose the example columns and row.
+SAMPLE_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,12 @@ class DataExamples:
         return f"{var}.loc[{var}[{label!r}] == {self.label_value!r}, {self.value_column!r}]"
 
 
-def _pick(df: pd.DataFrame) -> tuple[str, str, str, str] | None:
-    """``(label column, its value, value column, its value)`` from one row, or None."""
+def _pick(table: pd.DataFrame) -> tuple[str, str, str, str] | None:
+    """``(label column, its value, value column, its value)`` from one row, or None.
+
+    Only the first :data:`SAMPLE_ROWS` rows are read: a huge table costs no more.
+    """
+    df = table.head(SAMPLE_ROWS)
     if df.shape[1] < 2 or df.empty:
         return None
     columns = [df.iloc[:, i] for i in range(df.shape[1])]
@@ -91,7 +97,7 @@ def _pick(df: pd.DataFrame) -> tuple[str, str, str, str] | None:
     numeric = [i for i in others if pd.api.types.is_numeric_dtype(columns[i])]
     digits = [i for i in others if columns[i].astype(str).str.contains(r"\d").any()]
     value = (numeric or digits or others)[0]
-    for row in range(min(len(df), 50)):
+    for row in range(len(df)):
         pair = [_cell(columns[label].iloc[row]), _cell(columns[value].iloc[row])]
         if pair[0] and pair[1]:
             return names[label], pair[0], names[value], pair[1]

@@ -28,10 +28,11 @@ from tablerag_agents.tools import jsonable
 
 logger = logging.getLogger(__name__)
 
-INSTRUCTIONS = (
-    "Tools over a fixed set of tables, named by id (never by file path). Look a table "
-    "up with describe_table (exact column names), then query it with sql_query; "
-    "answer from the results."
+INSTRUCTIONS = "Tools over a fixed set of tables, named by id (never by file path)."
+#: Added to the instructions when both tools are served.
+DESCRIBE_THEN_QUERY = (
+    " Look a table up with describe_table (exact column names), then query it with "
+    "sql_query; answer from the results."
 )
 
 
@@ -48,7 +49,10 @@ class ToolServer:
         self.tools = {tool.name: tool for tool in tools}
         if len(self.tools) != len(tools):
             raise ValueError(f"duplicate tool names in {[t.name for t in tools]}")
-        self.server: Server[Any, Any] = Server(name, version=__version__, instructions=INSTRUCTIONS)
+        instructions = INSTRUCTIONS
+        if {"describe_table", "sql_query"} <= self.tools.keys():
+            instructions += DESCRIBE_THEN_QUERY
+        self.server: Server[Any, Any] = Server(name, version=__version__, instructions=instructions)
         self._sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.server.list_tools()(self.list_tools)
         self.server.call_tool(validate_input=False)(self.call_tool)

@@ -133,3 +133,10 @@ async def test_python_variables_are_kept_per_session_only(toolkit: TableRAGToolk
     assert other.isError is True and "NameError: name 'deep' is not defined" in text(other)
     assert same_name.isError is True
     assert mine.isError is False and text(mine) == "452"
+
+
+def test_instructions_name_only_the_tools_served(toolkit: TableRAGToolkit) -> None:
+    full = ToolServer(toolkit.get_tools("full")).server.instructions or ""
+    sandbox_only = ToolServer(toolkit.get_tools(["python_sandbox"])).server.instructions or ""
+    assert "describe_table" in full and "sql_query" in full
+    assert sandbox_only == "Tools over a fixed set of tables, named by id (never by file path)."
