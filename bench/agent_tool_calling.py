@@ -174,7 +174,7 @@ def main() -> None:
         example.bundled_tables(), settings=settings, chat_model=model
     ) as toolkit:
         agent = example.build_agent(toolkit, model, tool_names, first_steps)
-        tools = {t.name: t for t in toolkit.get_tools() if t.name in tool_names}
+        tools = {t.name: t for t in toolkit.get_tools("full") if t.name in tool_names}
         for table, question, gold in QUESTIONS[: args.limit]:
             started = time.perf_counter()
             try:

@@ -106,7 +106,7 @@ def build_agent(
         first_steps: Tools the first model calls must call, in order (see
             :class:`FirstSteps`); empty to let the model choose from the start.
     """
-    by_name = {tool.name: tool for tool in toolkit.get_tools()}
+    by_name = {tool.name: tool for tool in toolkit.get_tools("full")}
     unknown = [name for name in tool_names if name not in by_name]
     if unknown:
         raise ValueError(f"unknown tools {unknown}; the toolkit has {sorted(by_name)}")

@@ -22,7 +22,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from tablerag_agents.config import Settings
-from tablerag_agents.errors import TableRAGError
+from tablerag_agents.errors import ConfigError, TableRAGError
 from tablerag_agents.solve.factory import SOLVER_NAMES, check_solver_name
 
 if TYPE_CHECKING:
@@ -321,6 +321,55 @@ def serve(
         max_upload_total_bytes=int(max_upload_total_mb * 1024 * 1024),
         context=_context(solver, settings),
         announce=console.print,
+    )
+
+
+@app.command()
+@_friendly_errors
+def mcp(
+    index_dir: Annotated[
+        Path | None, typer.Option("--index", "-i", help="Serve the tables of this saved index.")
+    ] = None,
+    tables: Annotated[
+        Path | None, typer.Option("--tables", help="Register the table files in this folder.")
+    ] = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Streamable HTTP on 127.0.0.1 instead of stdio.")
+    ] = False,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port of --http (0: a free one).")
+    ] = 8765,  # mcp_server.DEFAULT_PORT (not imported here: the mcp extra is optional)
+    tools: Annotated[
+        str,
+        typer.Option(
+            help="'full' (every tool), 'small' (describe_table, sql_query; + search_tables "
+            "over many tables) or comma-separated tool names."
+        ),
+    ] = "full",
+    solver: SolverOption = None,
+    settings: SetOption = None,
+) -> None:
+    """Serve the table tools over MCP (stdio for a desktop host, or HTTP on loopback).
+
+    Clients name tables by id only, never by path. Start-up notes go to stderr:
+    with stdio, stdout is the protocol.
+    """
+    try:
+        from tablerag_agents.mcp_server import serve_mcp
+    except ModuleNotFoundError as exc:
+        if exc.name != "mcp":
+            raise
+        raise ConfigError(
+            "tablerag mcp needs the mcp extra: pip install -c constraints.txt -e '.[mcp]'"
+        ) from None
+    serve_mcp(
+        tables_dir=tables,
+        index_dir=index_dir,
+        context=_context(solver, settings),
+        tools=tools,
+        http=http,
+        port=port,
+        announce=err_console.print,
     )
 
 

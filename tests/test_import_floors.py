@@ -32,7 +32,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "solve",
         "filtering clarify",
         "resources",  # the shared models, sandbox, indexes and tables
-        "graphs tools server evaluation qa cli",
+        "graphs tools server mcp_server evaluation qa cli",
     )
 )
 FLOOR_OF = {unit: n for n, units in enumerate(FLOORS) for unit in units}

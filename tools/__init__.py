@@ -7,7 +7,7 @@ Example:
     ...     agent = create_agent(model, toolkit.get_tools())
 """
 
-from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools._base import TableTool, frame_payload, frame_text, jsonable
 from tablerag_agents.tools._namespace import NamespaceStore
 from tablerag_agents.tools.ask_tables import AskTablesInput, AskTablesTool
 from tablerag_agents.tools.catalog import TableCatalog
@@ -49,4 +49,5 @@ __all__ = [
     "TableTool",
     "frame_payload",
     "frame_text",
+    "jsonable",
 ]

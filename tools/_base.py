@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
 import pandas as pd
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langchain_core.tools import BaseTool
-from pydantic import Field, ValidationError
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic.v1 import ValidationError as ValidationErrorV1
+from tablerag_agents.tools._examples import DataExamples, with_field_notes
 
+from tablerag_agents.errors import TableRAGError
 from tablerag_agents.tables.render import render_table
 
 #: Rows of a DataFrame shown to the model (the artifact keeps more).
@@ -22,13 +25,37 @@ MAX_TEXT_ROWS = 20
 #: Rows of a DataFrame kept in an artifact.
 MAX_ARTIFACT_ROWS = 1_000
 
+RunF = TypeVar("RunF", bound=Callable[..., Any])
+
+
+def engine_errors(run: RunF) -> RunF:
+    """Make the engine's typed errors and timeouts tool errors (``status="error"``).
+
+    Decorates a tool's ``_run``: a :class:`~tablerag_agents.errors.TableRAGError`
+    (sandbox, model, index, table errors...) or a ``TimeoutError`` becomes a
+    ``ToolException``, which the tool returns to the model as a ToolMessage with
+    ``status="error"`` naming the error, so the agent (and retry middleware) sees
+    a failed call. Anything else is a bug and propagates.
+    """
+
+    @functools.wraps(run)
+    def wrapper(self: BaseTool, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return run(self, *args, **kwargs)
+        except (TableRAGError, TimeoutError) as exc:
+            raise ToolException(f"{self.name} failed ({type(exc).__name__}): {exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
+
 
 class TableTool(BaseTool):
     """Base of the table tools: errors go back to the model, data goes in the artifact.
 
-    Subclasses implement a blocking ``_run``; ``_arun`` runs it in a worker
-    thread (the engine is blocking: the sandbox, DuckDB, FAISS), so an agent's
-    event loop never waits on it.
+    Subclasses implement a blocking ``_run`` decorated with :func:`engine_errors`;
+    ``_arun`` runs it in a worker thread (the engine is blocking: the sandbox,
+    DuckDB, FAISS), so an agent's event loop never waits on it. Every failed
+    call (bad arguments, unknown table or column, an engine error, a timeout, a
+    code error in the sandbox) comes back as a ToolMessage with ``status="error"``.
     """
 
     handle_tool_error: bool = True
@@ -36,6 +63,24 @@ class TableTool(BaseTool):
         bool | str | Callable[[ValidationError | ValidationErrorV1], str] | None
     ) = Field(default=lambda exc: invalid_arguments(exc))
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    examples: DataExamples | None = None
+    """Real tables, columns and values the descriptions quote (the toolkit reads them)."""
+
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """Sentences quoting ``examples``: ``""`` -> the description, else an argument's."""
+        return {}
+
+    @model_validator(mode="after")
+    def _quote_examples(self) -> Self:
+        """Append the example notes to the description and the arguments' descriptions."""
+        if self.examples is not None:
+            notes = dict(self.example_notes(self.examples))
+            if extra := notes.pop("", ""):
+                self.description = f"{self.description} {extra}"
+            schema = self.args_schema
+            if notes and isinstance(schema, type) and issubclass(schema, BaseModel):
+                self.args_schema = with_field_notes(schema, notes)
+        return self
 
     async def _arun(
         self,

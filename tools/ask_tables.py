@@ -9,7 +9,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult, TableRAGGraph
-from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools._base import TableTool, engine_errors
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.errors import TableRAGError
@@ -23,7 +24,7 @@ class AskTablesInput(BaseModel):
 
     question: str = Field(
         min_length=1,
-        description="A self-contained question, e.g. 'Which lake in Turkey is the deepest?'.",
+        description="A self-contained question.",
     )
     tables: list[str] | None = Field(
         default=None,
@@ -50,6 +51,13 @@ class AskTablesTool(TableTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     _graph: TableRAGGraph | None = PrivateAttr(default=None)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A question about a real row and column."""
+        return {
+            "question": (f"E.g. 'What is the {examples.value_column} of {examples.label_value}?'."),
+            "tables": f"E.g. [{examples.table_id!r}].",
+        }
+
     def _compiled(self) -> TableRAGGraph:
         if self._graph is None:
             from tablerag_agents.graphs import build_graph
@@ -57,6 +65,7 @@ class AskTablesTool(TableTool):
             self._graph = build_graph(self.catalog.resources, index_dir=self.catalog.corpus_path)
         return self._graph
 
+    @engine_errors
     def _run(
         self,
         question: str,
@@ -74,6 +83,10 @@ class AskTablesTool(TableTool):
         except (TableRAGError, ValueError) as exc:
             raise ToolException(f"the question could not be answered: {exc}") from exc
         answer = TableQAResult.from_output(out).answer
+        if answer.abstained and answer.error:  # every solver failed: a failed call
+            raise ToolException(
+                f"no answer: the {answer.solver or 'last'} solver failed: {answer.error}"
+            )
         return _answer_text(answer), answer.record()
 
 

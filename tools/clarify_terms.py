@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools._base import TableTool, engine_errors
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 
@@ -17,7 +18,7 @@ class ClarifyTermsInput(BaseModel):
         default=None,
         description=(
             "Id of the table the question is about: its column names and title are "
-            "explained too (e.g. 'Avg. Attendance', 'GP'). Optional."
+            "explained too. Optional."
         ),
     )
 
@@ -37,6 +38,11 @@ class ClarifyTermsTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A real table id."""
+        return {"table": f"E.g. {examples.table_id!r}."}
+
+    @engine_errors
     def _run(self, question: str, table: str | None = None) -> tuple[str, dict[str, Any]]:
         from tablerag_agents.clarify import clarify_terms
 

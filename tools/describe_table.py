@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools._base import TableTool, engine_errors, frame_payload, frame_text
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog, variable_name
 
 from tablerag_agents.tables.representation import summarize_column
@@ -16,8 +17,8 @@ class DescribeTableInput(BaseModel):
 
     table: str = Field(
         description=(
-            "Id of the table, exactly as search_tables or an error message lists it, "
-            "e.g. 'lakes_of_turkey'."
+            "Id of the table, exactly as search_tables, this description or an error "
+            "message lists it."
         )
     )
     sample_rows: int = Field(
@@ -42,6 +43,14 @@ class DescribeTableTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """List the tables (when few) and quote a real id."""
+        notes = {"table": f"E.g. {examples.table_id!r}."}
+        if examples.listed:
+            notes[""] = f"The tables: {', '.join(examples.listed)}."
+        return notes
+
+    @engine_errors
     def _run(self, table: str, sample_rows: int = 5) -> tuple[str, dict[str, Any]]:
         found = self.catalog.get(table)
         df = found.df

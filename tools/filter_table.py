@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools._base import TableTool, engine_errors, frame_payload, frame_text
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.errors import SandboxError, SandboxUnavailableError
@@ -18,7 +19,7 @@ FilterMethod = Literal["semantic", "semantic_maxsim", "llm", "pieta"]
 class FilterTableInput(BaseModel):
     """Arguments of ``filter_table``."""
 
-    table: str = Field(description="Id of the table to filter, e.g. 'lakes_of_turkey'.")
+    table: str = Field(description="Id of the table to filter.")
     question: str = Field(min_length=1, description="The question the kept rows must answer.")
     method: FilterMethod = Field(
         default="semantic",
@@ -57,6 +58,11 @@ class FilterTableTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A real table id."""
+        return {"table": f"E.g. {examples.table_id!r}."}
+
+    @engine_errors
     def _run(
         self,
         table: str,

@@ -1,10 +1,12 @@
 """``python_sandbox``: run pandas code over the tables in the bubblewrap sandbox.
 
 Variables persist between the calls of one conversation (keyed by the run's
-``thread_id``, else its ``run_id``, or by a ``session_id`` the model may pass;
-calls with none of these share one default namespace) without holding a
-sandbox worker between calls: see :mod:`tablerag_agents.tools._namespace` for
-how, and for which values survive.
+``thread_id``, else its ``run_id``; calls with neither share one default
+namespace; a ``session_id`` the model passes is a separate set of variables
+inside its conversation) without holding a sandbox worker between calls: see
+:mod:`tablerag_agents.tools._namespace` for how, and for which values survive.
+A code error or a time limit is a failed call (``status="error"``) whose text is
+the traceback's tail; the variables of the code before it are kept.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import pandas as pd
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool, frame_text, jsonable
+from tablerag_agents.tools._base import TableTool, engine_errors, frame_text, jsonable
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools._namespace import NamespaceStore, run_code
 from tablerag_agents.tools.catalog import TableCatalog
 
@@ -37,7 +40,7 @@ class PythonSandboxInput(BaseModel):
             "Python code to run. Each table is a pandas DataFrame named by its variable "
             "name (describe_table shows it); the first table is also `df`. `pd` and `np` "
             "are imported. The value of the last line is returned, and print() output "
-            "is shown. Example: df[df['Depth (m)'] > 100]['Lake'].tolist()"
+            "is shown."
         ),
     )
     tables: list[str] | None = Field(
@@ -51,7 +54,8 @@ class PythonSandboxInput(BaseModel):
         max_length=100,
         description=(
             "Leave empty: variables are kept for your next call in this conversation "
-            "anyway. Give a name only to work in a separate set of variables."
+            "anyway. Give a name only to work in a separate set of variables "
+            "(within this conversation)."
         ),
     )
 
@@ -77,8 +81,9 @@ class PythonSandboxTool(TableTool):
         "Run Python (pandas) code over the tables in a secure sandbox and see its "
         "printed output and the value of its last line. Variables you define stay "
         "available in your next calls of this conversation (DataFrames, numbers, "
-        "lists, dicts, imports, def functions). No files or network. Errors come back "
-        "as the last lines of the traceback: fix the code and call again."
+        "lists, dicts, imports, def functions). No files or network. An error comes "
+        "back as a failed call with the last lines of the traceback: fix the code and "
+        "call again."
     )
     args_schema: type[BaseModel] = PythonSandboxInput
     catalog: TableCatalog
@@ -90,6 +95,14 @@ class PythonSandboxTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """Code over a real table that returns a real value."""
+        return {
+            "code": f"Example: {examples.python()}",
+            "tables": f"E.g. [{examples.table_id!r}].",
+        }
+
+    @engine_errors
     def _run(
         self,
         code: str,
@@ -101,7 +114,9 @@ class PythonSandboxTool(TableTool):
         named = self.catalog.select(tables)
         frames = {name: t.df for name, t in named.items()}
         frames = {"df": next(iter(frames.values())), **frames}
-        key = f"session:{session_id}" if session_id else conversation_key(config)
+        key = conversation_key(config)
+        if session_id:  # a separate set within the conversation, never another one's
+            key += f"/session:{session_id}"
         try:
             sandbox = self.catalog.resources.sandbox
         except RuntimeError as exc:  # the toolkit was closed
@@ -123,6 +138,8 @@ class PythonSandboxTool(TableTool):
         lost = [f"{n} ({why})" for n, why in new.lost.items()]
         notes += [f"not kept for your next call: {', '.join(lost)}"] if lost else []
         text += "".join(f"\n[note] {n}" for n in notes)
+        if result.error:  # a code error or a time limit: a failed call (status="error")
+            raise ToolException(text)
         artifact = {
             "ok": result.ok,
             "value": jsonable(result.value) if result.value is not None else None,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools._base import TableTool, engine_errors
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.table_index import build_table_context
@@ -19,14 +20,14 @@ from tablerag_agents.table_index.cells import DEFAULT_BUDGET
 class RetrieveTableContextInput(BaseModel):
     """Arguments of ``retrieve_table_context``."""
 
-    table: str = Field(description="Id of the table, e.g. 'lakes_of_turkey'.")
+    table: str = Field(description="Id of the table.")
     question: str = Field(min_length=1, description="The question to find columns and cells for.")
     keywords: list[str] = Field(
         default_factory=list,
         max_length=10,
         description=(
-            "Optional extra search terms: column topics ('depth', 'area') or cell values "
-            "you expect ('Lake Van', '2013'). Each is searched besides the question."
+            "Optional extra search terms: column topics or cell values you expect. Each "
+            "is searched besides the question."
         ),
     )
     top_k: int = Field(
@@ -41,7 +42,7 @@ class RetrieveTableContextTool(TableTool):
     description: str = (
         "For a large table, retrieve only what a question needs: the relevant columns "
         "(exact names, types, examples, ranges) and the cell values that match the "
-        "question or keywords, e.g. the exact spelling of 'Lake Van' in the table. "
+        "question or keywords, e.g. the exact spelling of a name in the table. "
         "Use it instead of reading a big table; then write Python or SQL with the "
         "names and values it shows."
     )
@@ -57,6 +58,14 @@ class RetrieveTableContextTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A real table id, column name and cell value."""
+        return {
+            "table": f"E.g. {examples.table_id!r}.",
+            "keywords": f"E.g. [{examples.value_column!r}, {examples.label_value!r}].",
+        }
+
+    @engine_errors
     def _run(
         self, table: str, question: str, keywords: list[str] | None = None, top_k: int = 5
     ) -> tuple[str, dict[str, Any]]:

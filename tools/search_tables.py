@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools._base import TableTool, engine_errors
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.retrieval.corpus_folder import hit_dict
@@ -20,10 +21,7 @@ class SearchTablesInput(BaseModel):
 
     query: str = Field(
         min_length=1,
-        description=(
-            "The question or keywords to find tables for, e.g. 'deepest lake in Turkey' "
-            "or 'Manzanillo airport passengers 2013'."
-        ),
+        description=("The question or keywords to find tables for."),
     )
     k: int = Field(default=5, ge=1, le=20, description="How many tables to return (1 to 20).")
 
@@ -45,6 +43,11 @@ class SearchTablesTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """Keywords made of a real cell value and column name."""
+        return {"query": f"E.g. '{examples.label_value} {examples.value_column}'."}
+
+    @engine_errors
     def _run(self, query: str, k: int = 5) -> tuple[str, list[dict[str, Any]]]:
         index = self.catalog.corpus()
         hits = index.search(query, k=k, method=self.method)

@@ -12,7 +12,8 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field
-from tablerag_agents.tools._base import TableTool, frame_payload, frame_text
+from tablerag_agents.tools._base import TableTool, engine_errors, frame_payload, frame_text
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.solve.sql_engine import SafeDuckDB, sql_column_names
@@ -27,9 +28,8 @@ class SQLQueryInput(BaseModel):
         min_length=1,
         description=(
             "One DuckDB SELECT statement. Tables are named by their variable name "
-            "(describe_table shows it, e.g. lakes_of_turkey); quote column names with "
-            'spaces or symbols in double quotes: SELECT "Lake", "Depth (m)" FROM '
-            'lakes_of_turkey ORDER BY "Depth (m)" DESC LIMIT 1'
+            "(describe_table shows it); quote column names with spaces or symbols in "
+            "double quotes."
         ),
     )
     tables: list[str] | None = Field(
@@ -59,6 +59,14 @@ class SQLQueryTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A query over a real table that returns a real value."""
+        return {
+            "query": f"Example: {examples.sql()}",
+            "tables": f"E.g. [{examples.table_id!r}].",
+        }
+
+    @engine_errors
     def _run(self, query: str, tables: list[str] | None = None) -> tuple[str, dict[str, Any]]:
         named = self.catalog.select(tables)
         engine = SafeDuckDB(

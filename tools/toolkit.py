@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, Field, PrivateAttr
 from tablerag_agents.graphs import Context
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools._namespace import NamespaceStore
 from tablerag_agents.tools.ask_tables import AskTablesTool
-from tablerag_agents.tools.catalog import TableCatalog
+from tablerag_agents.tools.catalog import MAX_DEFAULT_TABLES, TableCatalog
 from tablerag_agents.tools.clarify_terms import ClarifyTermsTool
 from tablerag_agents.tools.describe_table import DescribeTableTool
 from tablerag_agents.tools.filter_table import FilterTableTool
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 
     from tablerag_agents.sandbox import Sandbox, SandboxPolicy
 
+ToolSet = Literal["small", "full"]
+#: The default tool set, for small local models (plus ``search_tables`` over many tables).
+SMALL_TOOLS = ("describe_table", "sql_query")
+
 
 class TableRAGToolkit(BaseToolkit):
     """The table tools over one catalog of tables, sharing models, sandbox and caches.
@@ -42,7 +47,7 @@ class TableRAGToolkit(BaseToolkit):
 
     Example:
         >>> with TableRAGToolkit.from_folder("tables/") as toolkit:
-        ...     agent = create_agent(model, toolkit.get_tools())
+        ...     agent = create_agent(model, toolkit.get_tools())  # or get_tools("full")
     """
 
     catalog: TableCatalog
@@ -56,6 +61,7 @@ class TableRAGToolkit(BaseToolkit):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     _tools: list[BaseTool] | None = PrivateAttr(default=None)
+    _small: tuple[str, ...] = PrivateAttr(default=())
 
     # -- construction -------------------------------------------------------------------
 
@@ -142,33 +148,47 @@ class TableRAGToolkit(BaseToolkit):
 
     # -- tools --------------------------------------------------------------------------
 
-    def get_tools(self, names: Iterable[str] | None = None) -> list[BaseTool]:
-        """Return the tools (the same instances on every call).
+    def get_tools(self, names: ToolSet | Iterable[str] = "small") -> list[BaseTool]:
+        """Return tools (the same instances on every call).
+
+        Their descriptions quote real table ids, column names and values of the
+        catalog as it is when the tools are first built.
 
         Args:
-            names: Only these tools, in this order (default: all). A small model
-                may do better with a few, e.g. ``["describe_table", "sql_query"]``.
+            names: ``"small"`` (the default): ``describe_table`` and ``sql_query``,
+                with ``search_tables`` first when there are more tables than
+                :data:`~tablerag_agents.tools.catalog.MAX_DEFAULT_TABLES` (a
+                small local model drives two or three tools well, not nine);
+                ``"full"``: every tool; or tool names, in that order.
         """
         if self._tools is None:
             catalog = self.catalog
+            examples = DataExamples.from_catalog(catalog)
+            shared: dict[str, Any] = {"catalog": catalog, "examples": examples}
             self._tools = [
-                SearchTablesTool(catalog=catalog),
-                DescribeTableTool(catalog=catalog),
-                RetrieveTableContextTool(catalog=catalog),
-                FilterTableTool(catalog=catalog),
-                ClarifyTermsTool(catalog=catalog),
-                WikipediaSummaryTool(catalog=catalog),
-                PythonSandboxTool(catalog=catalog, namespaces=self.namespaces),
-                SQLQueryTool(catalog=catalog),
-                AskTablesTool(catalog=catalog, context=self.ask_context),
+                SearchTablesTool(**shared),
+                DescribeTableTool(**shared),
+                RetrieveTableContextTool(**shared),
+                FilterTableTool(**shared),
+                ClarifyTermsTool(**shared),
+                WikipediaSummaryTool(**shared),
+                PythonSandboxTool(**shared, namespaces=self.namespaces),
+                SQLQueryTool(**shared),
+                AskTablesTool(**shared, context=self.ask_context),
             ]
-        if names is None:
+            few = examples is not None and examples.n_tables <= MAX_DEFAULT_TABLES
+            self._small = SMALL_TOOLS if few else ("search_tables", *SMALL_TOOLS)
+        if names == "full":
             return list(self._tools)
+        if names == "small":
+            names = self._small
+        elif isinstance(names, str):
+            raise KeyError(f"no tool set {names!r}: use 'small', 'full' or a list of tool names")
         return [self.get_tool(name) for name in names]
 
     def get_tool(self, name: str) -> BaseTool:
         """Return the tool called ``name``."""
-        tools = self.get_tools()
+        tools = self.get_tools("full")
         for tool in tools:
             if tool.name == name:
                 return tool

@@ -10,7 +10,8 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from tablerag_agents.tools._base import TableTool
+from tablerag_agents.tools._base import TableTool, engine_errors
+from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.errors import TableRAGError
@@ -21,7 +22,7 @@ class WikipediaSummaryInput(BaseModel):
 
     topic: str | None = Field(
         default=None,
-        description="Page title or topic, e.g. 'Lake Van' or '1990 Superbike World Championship'.",
+        description="Page title or topic.",
     )
     table: str | None = Field(
         default=None,
@@ -53,19 +54,27 @@ class WikipediaSummaryTool(TableTool):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
+    def example_notes(self, examples: DataExamples) -> dict[str, str]:
+        """A real cell value as a topic, a real table id."""
+        return {
+            "topic": f"E.g. {examples.label_value!r}.",
+            "table": f"E.g. {examples.table_id!r}.",
+        }
+
+    @engine_errors
     def _run(
         self, topic: str | None = None, table: str | None = None, max_chars: int = 600
     ) -> tuple[str, dict[str, Any]]:
         from tablerag_agents.clarify import table_summary
 
-        if self.catalog.resources.settings.wikipedia == "off":
-            raise ToolException("Wikipedia lookups are switched off (setting wikipedia='off')")
         headers: list[str] = []
         caption = (topic or "").strip()
         if table:
             found = self.catalog.get(table)
             headers = [str(c) for c in found.df.columns]
             caption = caption or (found.caption if found.caption != found.id else "")
+        if self.catalog.resources.settings.wikipedia == "off":
+            raise ToolException("Wikipedia lookups are switched off (setting wikipedia='off')")
         try:
             page = table_summary(
                 caption, headers, self.catalog.resources.wikipedia, max_chars=max_chars

@@ -1,4 +1,4 @@
-"""python_sandbox: variables per conversation, no worker held between calls, errors as text."""
+"""python_sandbox: variables per conversation, no worker held between calls, errors as errors."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_variable_kept_within_a_thread_not_across_threads(py: PythonSandboxTool)
     assert first.content == "1978" and first.artifact["variables"] == ["best"]
     assert run(py, "best + 1", thread="alice").content == "1979"
     other = run(py, "best + 1", thread="bob")
-    assert other.content.startswith("Error:")
+    assert other.status == "error" and other.content.startswith("Error:")
     assert other.content.rstrip().endswith("Hint: define 'best' in the same code before using it.")
     assert "NameError: name 'best' is not defined" in other.content
 
@@ -66,7 +66,10 @@ def test_session_id_argument_is_a_separate_namespace(py: PythonSandboxTool) -> N
     run(py, "x = 1", thread="t")
     run(py, "x = 2", thread="t", session_id="scratch")
     assert run(py, "x", thread="t").content == "1"
-    assert run(py, "x", thread="other", session_id="scratch").content == "2"
+    assert run(py, "x", thread="t", session_id="scratch").content == "2"
+    # Within its conversation only: another one naming the same session sees nothing.
+    other = run(py, "x", thread="other", session_id="scratch")
+    assert other.status == "error" and "NameError: name 'x' is not defined" in other.content
 
 
 def test_what_survives_between_calls(py: PythonSandboxTool) -> None:
@@ -116,14 +119,14 @@ def test_earlier_code_is_not_run_again(py: PythonSandboxTool) -> None:
     assert "ran" not in again.content
 
 
-def test_code_error_is_an_observation_with_the_traceback_tail(py: PythonSandboxTool) -> None:
+def test_code_error_is_a_failed_call_with_the_traceback_tail(py: PythonSandboxTool) -> None:
     run(py, "kept = 5", thread="err")
     message = run(py, "x = 1\ndf['Chart UK'].max()", thread="err")
-    assert message.status == "success"  # a code error is a normal observation
+    assert message.status == "error"  # retry middleware and the agent see a failed call
     lines = message.content.splitlines()
     assert lines[0] == "Error:" and lines[-2] == "KeyError: 'Chart UK'"
     assert "Did you mean 'Chart-Positions UK'?" in lines[-1]
-    assert message.artifact["ok"] is False and "KeyError" in message.artifact["error"]
+    assert message.artifact is None
     assert run(py, "kept + x", thread="err").content == "6"  # state kept after an error
 
 
@@ -163,7 +166,7 @@ def test_timeout_keeps_the_earlier_variables() -> None:
         tool = kit.get_tool("python_sandbox")
         run(tool, "a = 41", thread="slow")
         message = run(tool, "while True:\n    pass", thread="slow")
-        assert "TimeoutError" in message.content
+        assert message.status == "error" and "TimeoutError" in message.content
         assert run(tool, "a + 1", thread="slow").content == "42"
 
 

@@ -37,15 +37,27 @@ def test_from_folder_loads_every_table_and_builds_the_tools(toolkit: TableRAGToo
         "superbike_1990_season_rounds",
         "usl_a_league_team_seasons",
     ]
-    tools = toolkit.get_tools()
+    tools = toolkit.get_tools("full")
     assert [t.name for t in tools] == TOOL_NAMES
-    assert all(a is b for a, b in zip(tools, toolkit.get_tools(), strict=True))
+    assert all(a is b for a, b in zip(tools, toolkit.get_tools("full"), strict=True))
     assert all(t.handle_tool_error is True for t in tools)
     assert all(t.response_format == "content_and_artifact" for t in tools)
     with pytest.raises(KeyError, match="search_tables"):
         toolkit.get_tool("nope")
-    chosen = toolkit.get_tools(["sql_query", "describe_table"])
-    assert [t.name for t in chosen] == ["sql_query", "describe_table"]
+    chosen = toolkit.get_tools(["sql_query", "python_sandbox"])
+    assert [t.name for t in chosen] == ["sql_query", "python_sandbox"]
+    assert chosen[0] is tools[TOOL_NAMES.index("sql_query")]
+    with pytest.raises(KeyError, match="no tool set 'all'"):
+        toolkit.get_tools("all")
+
+
+def test_the_default_tool_set_is_small(toolkit: TableRAGToolkit) -> None:
+    assert [t.name for t in toolkit.get_tools()] == ["describe_table", "sql_query"]
+    assert toolkit.get_tools("small") == toolkit.get_tools()
+    many = {f"t{i}": pd.DataFrame({"a": [i]}) for i in range(11)}  # too many to list
+    with TableRAGToolkit.from_dataframes(many, embeddings=fake_embeddings()) as kit:
+        names = [t.name for t in kit.get_tools()]
+    assert names == ["search_tables", "describe_table", "sql_query"]
 
 
 def test_from_dataframes_dict_and_list() -> None:
@@ -131,8 +143,8 @@ def test_tools_work_inside_create_agent(toolkit: TableRAGToolkit) -> None:
     assert tool_messages[1].artifact["records"] == [{"Name in English": "Lake Van"}]
     assert "| Lake Van |" in tool_messages[1].content
     assert out["messages"][-1].content == "Lake Van is the deepest lake (451 m)."
-    bound = {t["function"]["name"] for t in model.bound_tools}
-    assert bound == set(TOOL_NAMES)
+    bound = [t["function"]["name"] for t in model.bound_tools]
+    assert bound == ["describe_table", "sql_query"]  # the default (small) set
 
 
 @pytest.mark.slow
