@@ -1,4 +1,4 @@
-"""What the routes share: resources, graphs, the thread registry, uploads and runs."""
+"""What the routes share: resources, graphs, the database, uploads and runs."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from fastapi import Depends, Request
 
 from tablerag_agents.graphs import Context, TableRAGGraph
 from tablerag_agents.resources import Resources
+from tablerag_agents.server.database import Database
 from tablerag_agents.server.errors import ApiError
 from tablerag_agents.server.runs import RunRegistry
-from tablerag_agents.server.store import ThreadStore
 from tablerag_agents.server.uploads import UploadStore
 
 MAX_TABLES_PER_MESSAGE = 20
@@ -28,8 +28,8 @@ class ServerState:
         index_dir: The corpus index the graphs are built over (None: none).
         uploads: Uploaded and registered tables.
         stateless_graph: The graph without a checkpointer (OpenAI endpoint).
-        graph: The graph with the SQLite checkpointer (threads).
-        threads: The thread registry.
+        graph: The graph with the database's checkpointer (threads).
+        database: Checkpointer, thread registry and thread locks (SQLite or PostgreSQL).
         runs: Running graph runs.
     """
 
@@ -39,14 +39,19 @@ class ServerState:
     uploads: UploadStore
     stateless_graph: TableRAGGraph
     graph: TableRAGGraph | None = None
-    threads: ThreadStore | None = None
+    database: Database | None = None
     runs: RunRegistry = field(default_factory=RunRegistry)
 
-    def thread_graph(self) -> tuple[TableRAGGraph, ThreadStore]:
-        """The checkpointed graph and the thread registry (503 before start-up)."""
-        if self.graph is None or self.threads is None:
-            raise ApiError(503, "the service is starting; retry in a moment", "starting")
-        return self.graph, self.threads
+    def thread_graph(self) -> tuple[TableRAGGraph, Database]:
+        """The checkpointed graph and the database (503 before start-up)."""
+        if self.graph is None or self.database is None:
+            raise ApiError(
+                503,
+                "the service is starting; retry in a moment",
+                "starting",
+                headers={"Retry-After": "1"},
+            )
+        return self.graph, self.database
 
     async def check_tables(self, refs: list[str], owner: str) -> list[str]:
         """Refuse table references that are not ids ``owner`` may use.
