@@ -81,17 +81,18 @@ def create_app(
     else:
         uploads_path = Path(resources.settings.cache_dir) / "server" / "uploads"
     index = str(index_dir) if index_dir is not None else None
+    quotas = {"max_uploads": max_uploads, "max_total_bytes": max_upload_total_bytes}
+    if isinstance(db, Path):
+        uploads = UploadStore(uploads_path, resources, max_upload_bytes, **quotas)
+    else:
+        from tablerag_agents.server.uploads_postgres import SharedUploadStore
+
+        uploads = SharedUploadStore(db, uploads_path, resources, max_upload_bytes, **quotas)
     state = ServerState(
         resources=resources,
         context=context or Context(),
         index_dir=index,
-        uploads=UploadStore(
-            uploads_path,
-            resources,
-            max_upload_bytes,
-            max_uploads=max_uploads,
-            max_total_bytes=max_upload_total_bytes,
-        ),
+        uploads=uploads,
         stateless_graph=build_graph(resources, index_dir=index),
         runs=RunRegistry(max_runs),
     )
@@ -100,12 +101,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # A warm bounded worker now, so the first upload or SQL query does not pay its start.
         default_pool().prewarm()
-        restored = await asyncio.to_thread(state.uploads.restore)
-        if restored:
-            logger.info("registered %d uploaded tables again", restored)
         if index is not None:  # load now: a bad index fails the start, not a request
             await asyncio.to_thread(resources.corpus, index)
         async with open_database(db, max_runs=max_runs) as database:
+            restored = await asyncio.to_thread(state.uploads.restore)
+            if restored:
+                logger.info("registered %d uploaded tables again", restored)
             state.database = database
             state.runs.thread_locks = database.locks
             state.graph = build_graph(
@@ -116,6 +117,7 @@ def create_app(
             finally:
                 await state.runs.drain(SHUTDOWN_GRACE_S)
                 state.graph = state.database = None
+                await asyncio.to_thread(state.uploads.close)
 
     app = FastAPI(
         title="tablerag-agents",

@@ -36,6 +36,17 @@ _SCHEMA = (
     )""",
     """CREATE INDEX IF NOT EXISTS tablerag_threads_by_owner
         ON tablerag_threads (owner, created_at DESC, thread_id DESC)""",
+    # uploads_postgres.SharedUploadStore: uploads every replica can use
+    """CREATE TABLE IF NOT EXISTS tablerag_uploads (
+        table_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        filename TEXT NOT NULL,
+        caption TEXT NOT NULL,
+        suffix TEXT NOT NULL,
+        bytes BIGINT NOT NULL,
+        uploaded_at DOUBLE PRECISION NOT NULL,
+        data BYTEA NOT NULL
+    )""",
 )
 _COLUMNS = "thread_id, created_at, tables, owner"
 

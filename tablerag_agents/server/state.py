@@ -66,8 +66,13 @@ class ServerState:
         """
         if len(refs) > MAX_TABLES_PER_MESSAGE:
             raise ApiError(422, f"at most {MAX_TABLES_PER_MESSAGE} tables per message")
+        await self.sync_uploads()
         known = set(self.uploads.visible(owner))
         unknown = [ref for ref in refs if ref not in known]
+        if unknown and self.uploads.shared:  # uploaded on another replica a moment ago?
+            await self.sync_uploads(force=True)
+            known = set(self.uploads.visible(owner))
+            unknown = [ref for ref in refs if ref not in known]
         if unknown and self.index_dir is not None:
             corpus = await asyncio.to_thread(self.resources.corpus, self.index_dir)
             unknown = [ref for ref in unknown if ref not in corpus]
@@ -77,6 +82,11 @@ class ServerState:
                 422, f"unknown table id(s) {unknown}; yours to use: {listed}", "unknown_table"
             )
         return refs
+
+    async def sync_uploads(self, *, force: bool = False) -> None:
+        """Catch up with the uploads of other replicas (when replicas share them)."""
+        if self.uploads.shared:
+            await asyncio.to_thread(self.uploads.sync, 0.0 if force else 1.0)
 
     def check_answerable(self, refs: list[str], owner: str) -> None:
         """Refuse a question when ``owner`` has nothing to answer it over.

@@ -152,3 +152,52 @@ def test_serve_with_an_unreachable_database_fails_with_a_clear_error_without_the
     assert result.exit_code == 1
     assert "cannot connect to postgresql://me@127.0.0.1:1/x" in result.output
     assert "s3cret-pw" not in result.output
+
+
+SQUARES = b"n,value\n1,1\n2,4\n3,9\n"
+
+
+def _upload(client, name: str = "squares.csv"):
+    return client.post("/tables", files={"file": (name, SQUARES)})
+
+
+def _table_ids(client) -> list[str]:
+    return sorted(t["id"] for t in client.get("/tables").json()["tables"])
+
+
+def test_an_upload_on_one_replica_is_usable_and_deletable_on_the_other(replicas) -> None:
+    a, b = replicas(token=[ALICE, BOB], max_uploads=2)
+    with a.client(ALICE) as alice_a, b.client(ALICE) as alice_b, b.client(BOB) as bob_b:
+        uploaded = _upload(alice_a)
+        assert uploaded.status_code == 201, uploaded.text
+        mine = uploaded.json()["id"]
+        # Replica B has never seen it: naming it makes B catch up at once.
+        created = alice_b.post("/threads", json={"tables": [mine]})
+        assert created.status_code == 201, created.text
+        thread_id = created.json()["thread_id"]
+        reply = _ask(alice_b, thread_id, 3)
+        assert reply["answer"]["text"] == "14" and reply["answer"]["table_ids"] == [mine]
+        assert _table_ids(alice_b) == sorted(["numbers", mine])
+        assert _table_ids(bob_b) == ["numbers"]  # owners hold across replicas
+        assert bob_b.delete(f"/tables/{mine}").status_code == 404
+        # The quota counts both replicas' uploads.
+        assert _upload(alice_b, "two.csv").status_code == 201
+        full = _upload(alice_a, "three.csv")
+        assert full.status_code == 507 and "max_uploads=2" in full.json()["error"]["message"]
+        assert alice_b.delete(f"/tables/{mine}").status_code == 204
+        deadline = time.monotonic() + 5  # replica A drops it at its next sync (<= 1 s)
+        while mine in _table_ids(alice_a):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        refused = alice_a.post(f"/threads/{thread_id}/messages", json={"content": question(3)})
+        assert refused.status_code == 422 and "unknown table id" in refused.text
+        assert _upload(alice_a, "three.csv").status_code == 201  # room again
+
+
+def test_a_restarted_replica_loads_the_uploads_of_all(replicas, serve, postgres_url, tmp_path):
+    (a,) = replicas(1)
+    with a.client() as client:
+        mine = _upload(client).json()["id"]
+    late = serve(numbers_resources(), db_path=postgres_url, upload_dir=tmp_path / "late")
+    with late.client() as client:
+        assert mine in _table_ids(client)
