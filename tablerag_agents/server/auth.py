@@ -61,7 +61,7 @@ class BearerTokenMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass authorised requests (and non-HTTP scopes such as lifespan) through."""
         if scope["type"] != "http" or (
-            scope["method"] in ("GET", "HEAD") and scope["path"] in self._open_paths
+            scope["method"] == "GET" and scope["path"] in self._open_paths
         ):
             await self.app(scope, receive, send)
             return

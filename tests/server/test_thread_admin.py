@@ -123,4 +123,4 @@ def test_health_needs_no_token_and_shows_no_client_data(serve) -> None:
         health = anonymous.get("/health")
         assert health.status_code == 200 and health.json()["status"] == "ok"
         assert anonymous.get("/threads").status_code == 401
-        assert anonymous.post("/health").status_code == 401  # only GET/HEAD are open
+        assert anonymous.post("/health").status_code == 401  # only GET is open
