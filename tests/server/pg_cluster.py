@@ -58,12 +58,14 @@ class PostgresCluster:
 
     def __init__(self, bin_dir: Path) -> None:
         self.bin_dir = bin_dir
-        self.root = Path(tempfile.mkdtemp(prefix="tablerag-pg-"))
+        as_root = os.geteuid() == 0
+        # As root, /tmp itself: the postgres user may not enter a root-only TMPDIR.
+        self.root = Path(tempfile.mkdtemp(prefix="tablerag-pg-", dir="/tmp" if as_root else None))
         self.data = self.root / "data"
         self.port = _free_port()
         self.user = "tablerag"
         self._run_as: dict[str, Any] = {}
-        if os.geteuid() == 0:  # postgres will not run as root
+        if as_root:  # postgres will not run as root
             account = pwd.getpwnam("postgres")
             os.chown(self.root, account.pw_uid, account.pw_gid)
             self._run_as = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
@@ -74,7 +76,23 @@ class PostgresCluster:
         )
 
     def start(self) -> PostgresCluster:
-        """initdb, then start the server and wait until it accepts connections."""
+        """initdb, then start the server and wait until it accepts connections.
+
+        Raises:
+            RuntimeError: It did not start (with the command's output and the server log).
+        """
+        try:
+            self._init_and_start()
+        except subprocess.CalledProcessError as exc:
+            log = self.root / "server.log"
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise RuntimeError(
+                f"PostgreSQL did not start: {exc.cmd[0]}: {exc.stderr or exc.stdout}\n{tail}"
+            ) from None
+        return self
+
+    def _init_and_start(self) -> None:
         self._run(
             str(self.bin_dir / "initdb"),
             "-D",
@@ -104,7 +122,6 @@ class PostgresCluster:
             "60",
             "start",
         )
-        return self
 
     def url(self, dbname: str = "postgres") -> str:
         """A ``postgresql://`` URL of database ``dbname`` over loopback TCP."""

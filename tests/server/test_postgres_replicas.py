@@ -11,9 +11,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import psycopg
 import pytest
 from fake_model import ProgramChatModel, expected_total, numbers_resources, question
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
 ALICE, BOB = "alice-token", "bob-token"
 
