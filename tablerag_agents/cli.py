@@ -285,7 +285,13 @@ def serve(
         ),
     ] = None,
     db: Annotated[
-        Path | None, typer.Option(help="SQLite file for threads (default: the cache dir).")
+        str | None,
+        typer.Option(
+            help="Where threads are kept: a SQLite file (default: in the cache dir), or "
+            "postgresql://user:password@host:port/dbname, which replicas of the server can "
+            "share (needs the postgres extra).",
+            envvar="TABLERAG_DB",
+        ),
     ] = None,
     index_dir: Annotated[
         Path | None, typer.Option("--index", "-i", help="Answer over this saved index.")
@@ -303,6 +309,9 @@ def serve(
         float,
         typer.Option(min=0.001, help="Most MB of uploaded files kept (then 507)."),
     ] = 512.0,
+    max_runs: Annotated[
+        int, typer.Option(min=1, help="Runs going at once; past that a message gets a 503.")
+    ] = 32,
     solver: SolverOption = None,
     settings: SetOption = None,
 ) -> None:
@@ -316,6 +325,7 @@ def serve(
         db_path=db,
         index_dir=index_dir,
         tables_dir=tables,
+        max_runs=max_runs,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         max_uploads=max_uploads,
         max_upload_total_bytes=int(max_upload_total_mb * 1024 * 1024),

@@ -36,6 +36,10 @@ class ModelError(TableRAGError):
     """A chat or embedding model could not be created or started."""
 
 
+class DatabaseError(TableRAGError):
+    """The server's database (threads and checkpoints) cannot be opened or used."""
+
+
 class CorpusIndexError(TableRAGError):
     """Base for problems with a saved corpus index (missing, stale, unsafe)."""
 

@@ -15,9 +15,10 @@ import hashlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tablerag_agents.config import Settings
 from tablerag_agents.errors import TableLoadError, UnknownTableError
@@ -37,6 +38,42 @@ logger = logging.getLogger(__name__)
 
 _MAX_REGISTERED_CORPORA = 8
 """Searchable corpora over subsets of the registered tables kept (one per scope)."""
+
+_T = TypeVar("_T")
+
+
+class _KeyedLoads:
+    """One load per key at a time, different keys in parallel.
+
+    The first caller of a key runs its loader (with no lock held); callers of
+    the same key meanwhile wait for that result (or exception) instead of
+    loading it again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Hashable, Future[object]] = {}
+
+    def run(self, key: Hashable, load: Callable[[], _T]) -> _T:
+        """``load()`` once for concurrent callers of ``key``; its result for all of them."""
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                future: Future[object] = Future()
+                self._running[key] = future
+        if running is not None:
+            return running.result()  # type: ignore[return-value]
+        try:
+            value = load()
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        else:
+            future.set_result(value)
+            return value
+        finally:
+            with self._lock:
+                del self._running[key]
 
 
 def frame_fingerprint(df: pd.DataFrame) -> str:
@@ -81,7 +118,9 @@ class Resources:
         self._owns_sandbox = sandbox is None
         self._sandbox_policy = sandbox_policy
         self._max_table_indexes = max_table_indexes
+        # Guards the dicts below only: nothing slow runs under it (loads go through _loads).
         self._lock = threading.RLock()
+        self._loads = _KeyedLoads()
         self._tables: dict[str, Table] = {}
         self._files: dict[tuple[str, float, int], Table] = {}
         self._corpora: dict[str, CorpusIndex] = {}
@@ -95,50 +134,74 @@ class Resources:
     @property
     def chat_model(self) -> BaseChatModel:
         """The chat model (created from the settings on first use)."""
-        with self._lock:
-            if self._chat_model is None:
-                from tablerag_agents.models import get_chat_model
+        if (loaded := self._chat_model) is not None:
+            return loaded
+        return self._loads.run("chat_model", self._load_chat_model)
 
-                self._chat_model = get_chat_model(self.settings)
-            return self._chat_model
+    def _load_chat_model(self) -> BaseChatModel:
+        if self._chat_model is None:
+            from tablerag_agents.models import get_chat_model
+
+            self._chat_model = get_chat_model(self.settings)
+        return self._chat_model
 
     @property
     def embeddings(self) -> Embeddings:
         """The embedding model (loaded once)."""
-        with self._lock:
-            if self._embeddings is None:
-                from tablerag_agents.models import get_embeddings
+        if (loaded := self._embeddings) is not None:
+            return loaded
+        return self._loads.run("embeddings", self._load_embeddings)
 
-                self._embeddings = get_embeddings(self.settings)
-            return self._embeddings
+    def _load_embeddings(self) -> Embeddings:
+        if self._embeddings is None:
+            from tablerag_agents.models import get_embeddings
+
+            self._embeddings = get_embeddings(self.settings)
+        return self._embeddings
 
     @property
     def sandbox(self) -> Sandbox:
         """The sandbox every code-running stage shares (fails closed without bwrap)."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("these resources are closed")
-            if self._sandbox is None:
-                from tablerag_agents.sandbox import Sandbox
+        if self._closed:
+            raise RuntimeError("these resources are closed")
+        if (loaded := self._sandbox) is not None:
+            return loaded
+        return self._loads.run("sandbox", self._load_sandbox)
 
-                self._sandbox = Sandbox(self._sandbox_policy)
-            return self._sandbox
+    def _load_sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            from tablerag_agents.sandbox import Sandbox
+
+            sandbox = Sandbox(self._sandbox_policy)  # starts a worker: not under the lock
+            with self._lock:  # close() must not miss a sandbox created meanwhile
+                closed = self._closed
+                if not closed:
+                    self._sandbox = sandbox
+            if closed:
+                sandbox.close()
+                raise RuntimeError("these resources are closed")
+            return sandbox
+        return self._sandbox
 
     @property
     def wikipedia(self) -> WikipediaProvider:
         """The Wikipedia provider the settings choose (online, offline corpus, or both)."""
-        with self._lock:
-            if self._wikipedia is None:
-                from tablerag_agents.clarify import get_wikipedia_provider
-
-                self._wikipedia = get_wikipedia_provider(self.settings)
-            return self._wikipedia
+        if (loaded := self._wikipedia) is not None:
+            return loaded
+        return self._loads.run("wikipedia", self._load_wikipedia)
 
     @wikipedia.setter
     def wikipedia(self, provider: WikipediaProvider) -> None:
         """Replace the provider (for example by a wrapper around the configured one)."""
         with self._lock:
             self._wikipedia = provider
+
+    def _load_wikipedia(self) -> WikipediaProvider:
+        if self._wikipedia is None:
+            from tablerag_agents.clarify import get_wikipedia_provider
+
+            self._wikipedia = get_wikipedia_provider(self.settings)
+        return self._wikipedia
 
     @property
     def has_sandbox(self) -> bool:
@@ -173,10 +236,17 @@ class Resources:
         with self._lock:
             table = self._files.get(key)
         if table is None:
-            table = load_table(resolved)
+            table = self._loads.run(("file", key), lambda: self._load_file(key))
+        return self.add_table(table)
+
+    def _load_file(self, key: tuple[str, float, int]) -> Table:
+        with self._lock:
+            table = self._files.get(key)
+        if table is None:
+            table = load_table(key[0])
             with self._lock:
                 self._files[key] = table
-        return self.add_table(table)
+        return table
 
     def remove_table(self, table_id: str) -> bool:
         """Unregister a table; False if no table has this id."""
@@ -201,16 +271,26 @@ class Resources:
             if not key:
                 raise ValueError("no tables registered: add tables or give a corpus index")
             corpus = self._registered_corpora.get(key)
-            if corpus is None:
-                from tablerag_agents.retrieval.corpus import CorpusIndex
+            if corpus is not None:
+                self._registered_corpora.move_to_end(key)
+                return corpus
+        return self._loads.run(("registered", key), lambda: self._build_registered(key))
 
-                tables = [t for t in self._tables.values() if t.id in key]
-                corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
+    def _build_registered(self, key: frozenset[str]) -> CorpusIndex:
+        from tablerag_agents.retrieval.corpus import CorpusIndex
+
+        with self._lock:
+            if (corpus := self._registered_corpora.get(key)) is not None:
+                return corpus
+            tables = [t for t in self._tables.values() if t.id in key]
+        corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
+        with self._lock:
+            # Cached only if no table was added or removed meanwhile (it would be stale).
+            if all(self._tables.get(t.id) is t for t in tables) and len(tables) == len(key):
                 self._registered_corpora[key] = corpus
                 while len(self._registered_corpora) > _MAX_REGISTERED_CORPORA:
                     self._registered_corpora.popitem(last=False)
-            self._registered_corpora.move_to_end(key)
-            return corpus
+        return corpus
 
     @property
     def table_ids(self) -> list[str]:
@@ -227,12 +307,20 @@ class Resources:
         key = str(Path(index_dir).resolve())
         with self._lock:
             index = self._corpora.get(key)
-            if index is None:
-                from tablerag_agents.retrieval.corpus import CorpusIndex
+        if index is None:
+            index = self._loads.run(("corpus", key), lambda: self._load_corpus(key))
+        return index
 
-                index = CorpusIndex.load(key, self.embeddings)
-                self._corpora[key] = index
-            return index
+    def _load_corpus(self, key: str) -> CorpusIndex:
+        with self._lock:
+            if (index := self._corpora.get(key)) is not None:
+                return index
+        from tablerag_agents.retrieval.corpus import CorpusIndex
+
+        index = CorpusIndex.load(key, self.embeddings)
+        with self._lock:
+            self._corpora[key] = index
+        return index
 
     def get_table(self, ref: str, index_dir: str | Path | None = None) -> Table:
         """Resolve a table id: a registered table, else a table of the corpus at ``index_dir``.
@@ -275,12 +363,19 @@ class Resources:
             if cached is not None:
                 self._table_indexes.move_to_end(key)
                 return cached
-        index = TableIndex.build(table, self.embeddings, budget=budget)
-        with self._lock:
-            self._table_indexes[key] = index
-            while len(self._table_indexes) > self._max_table_indexes:
-                self._table_indexes.popitem(last=False)
-        return index
+
+        def build() -> TableIndex:
+            with self._lock:
+                if (done := self._table_indexes.get(key)) is not None:
+                    return done
+            index = TableIndex.build(table, self.embeddings, budget=budget)
+            with self._lock:
+                self._table_indexes[key] = index
+                while len(self._table_indexes) > self._max_table_indexes:
+                    self._table_indexes.popitem(last=False)
+            return index
+
+        return self._loads.run(("table_index", key), build)
 
     # -- lifetime -----------------------------------------------------------------------
 

@@ -9,18 +9,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from tablerag_agents.bounded import default_pool
 from tablerag_agents.graphs import Context, build_graph
 from tablerag_agents.resources import Resources
 from tablerag_agents.server.auth import BearerTokenMiddleware
+from tablerag_agents.server.database import is_postgres_url, open_database
 from tablerag_agents.server.errors import install_error_handlers
+from tablerag_agents.server.routes_health import health_router
 from tablerag_agents.server.routes_openai import openai_router
 from tablerag_agents.server.routes_tables import tables_router
 from tablerag_agents.server.routes_threads import threads_router
+from tablerag_agents.server.runs import DEFAULT_MAX_RUNS, RunRegistry
 from tablerag_agents.server.state import ServerState
-from tablerag_agents.server.store import ThreadStore
 from tablerag_agents.server.uploads import (
     DEFAULT_MAX_UPLOAD_TOTAL_BYTES,
     DEFAULT_MAX_UPLOADS,
@@ -46,12 +47,15 @@ def create_app(
     index_dir: str | Path | None = None,
     upload_dir: str | Path | None = None,
     context: Context | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> FastAPI:
     """Build the chatbot backend over the TableRAG graph.
 
     Args:
         resources: Models, sandbox and registered tables (the caller closes them).
-        db_path: SQLite file for thread checkpoints (created if missing).
+        db_path: Where threads and their checkpoints are kept: a SQLite file
+            (created if missing), or a ``postgresql://`` URL, which several
+            replicas of the server may share (the ``postgres`` extra).
         token: When set, every request needs ``Authorization: Bearer <token>``;
             several tokens are several clients, each with its own uploads and
             threads (see :mod:`tablerag_agents.server.auth`).
@@ -60,48 +64,60 @@ def create_app(
         max_upload_total_bytes: Most bytes of uploaded files it keeps (then 507).
         index_dir: A saved corpus index to answer over (questions without tables).
         upload_dir: Where uploaded tables are kept (default: ``uploads/`` next to
-            ``db_path``); they are registered again at start-up.
+            a SQLite ``db_path``, else in the cache directory); they are
+            registered again at start-up.
         context: Graph settings of every run (default: :class:`Context` defaults).
+        max_runs: Runs going at once (past that, new messages get a 503 with
+            ``Retry-After``).
 
     Returns:
         The app; serve it with uvicorn (``tablerag serve`` does).
     """
-    db = Path(db_path)
-    uploads_path = Path(upload_dir) if upload_dir is not None else db.parent / "uploads"
+    db: str | Path = str(db_path) if is_postgres_url(str(db_path)) else Path(db_path)
+    if upload_dir is not None:
+        uploads_path = Path(upload_dir)
+    elif isinstance(db, Path):
+        uploads_path = db.parent / "uploads"
+    else:
+        uploads_path = Path(resources.settings.cache_dir) / "server" / "uploads"
     index = str(index_dir) if index_dir is not None else None
+    quotas = {"max_uploads": max_uploads, "max_total_bytes": max_upload_total_bytes}
+    if isinstance(db, Path):
+        uploads = UploadStore(uploads_path, resources, max_upload_bytes, **quotas)
+    else:
+        from tablerag_agents.server.uploads_postgres import SharedUploadStore
+
+        uploads = SharedUploadStore(db, uploads_path, resources, max_upload_bytes, **quotas)
     state = ServerState(
         resources=resources,
         context=context or Context(),
         index_dir=index,
-        uploads=UploadStore(
-            uploads_path,
-            resources,
-            max_upload_bytes,
-            max_uploads=max_uploads,
-            max_total_bytes=max_upload_total_bytes,
-        ),
+        uploads=uploads,
         stateless_graph=build_graph(resources, index_dir=index),
+        runs=RunRegistry(max_runs),
     )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db.parent.mkdir(parents=True, exist_ok=True)
         # A warm bounded worker now, so the first upload or SQL query does not pay its start.
         default_pool().prewarm()
-        restored = await asyncio.to_thread(state.uploads.restore)
-        if restored:
-            logger.info("registered %d uploaded tables again", restored)
         if index is not None:  # load now: a bad index fails the start, not a request
             await asyncio.to_thread(resources.corpus, index)
-        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
-            state.threads = await ThreadStore.open(db)
-            state.graph = build_graph(resources, index_dir=index, checkpointer=saver)
+        async with open_database(db, max_runs=max_runs) as database:
+            restored = await asyncio.to_thread(state.uploads.restore)
+            if restored:
+                logger.info("registered %d uploaded tables again", restored)
+            state.database = database
+            state.runs.thread_locks = database.locks
+            state.graph = build_graph(
+                resources, index_dir=index, checkpointer=database.checkpointer
+            )
             try:
                 yield
             finally:
                 await state.runs.drain(SHUTDOWN_GRACE_S)
-                await state.threads.close()
-                state.graph = state.threads = None
+                state.graph = state.database = None
+                await asyncio.to_thread(state.uploads.close)
 
     app = FastAPI(
         title="tablerag-agents",
@@ -110,9 +126,10 @@ def create_app(
     )
     app.state.server = state
     install_error_handlers(app, max_upload_bytes=max_upload_bytes, max_json_bytes=MAX_JSON_BYTES)
+    app.include_router(health_router())
     app.include_router(openai_router(MAX_JSON_BYTES))
     app.include_router(threads_router(MAX_JSON_BYTES))
     app.include_router(tables_router(max_upload_bytes))
     if token:
-        app.add_middleware(BearerTokenMiddleware, tokens=token)
+        app.add_middleware(BearerTokenMiddleware, tokens=token, open_paths=["/health"])
     return app

@@ -44,18 +44,25 @@ class BearerTokenMiddleware:
     Args:
         app: The application to protect.
         tokens: The accepted tokens (non-empty), one per client.
+        open_paths: Paths served without a token to GET (``/health``, for load
+            balancers; they must show no client data).
     """
 
-    def __init__(self, app: ASGIApp, tokens: str | Sequence[str]) -> None:
+    def __init__(
+        self, app: ASGIApp, tokens: str | Sequence[str], open_paths: Sequence[str] = ()
+    ) -> None:
         accepted = [tokens] if isinstance(tokens, str) else list(tokens)
         if not accepted or not all(accepted):
             raise ValueError("bearer tokens must not be empty")
         self.app = app
         self._tokens = [(t.encode(), token_identity(t)) for t in accepted]
+        self._open_paths = frozenset(open_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass authorised requests (and non-HTTP scopes such as lifespan) through."""
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (
+            scope["method"] == "GET" and scope["path"] in self._open_paths
+        ):
             await self.app(scope, receive, send)
             return
         given = b""

@@ -38,13 +38,21 @@ class ApiError(Exception):
         status: HTTP status code.
         message: What went wrong and what to do instead (shown to the client).
         code: Optional machine-readable code (e.g. ``"thread_not_found"``).
+        headers: Extra response headers (e.g. ``Retry-After``).
     """
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
+        self.headers = headers
 
 
 def error_body(status: int, message: str, code: str | None = None) -> dict[str, Any]:
@@ -81,7 +89,7 @@ def install_error_handlers(app: FastAPI, *, max_upload_bytes: int, max_json_byte
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        return error_response(exc.status, exc.message, exc.code)
+        return error_response(exc.status, exc.message, exc.code, exc.headers)
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)

@@ -76,6 +76,7 @@ def tables_router(max_upload_bytes: int) -> APIRouter:
     @router.get("/tables")
     async def list_tables(state: StateDep, client: ClientDep) -> dict[str, Any]:
         """The tables the client may use, and the size of the corpus index when one is served."""
+        await state.sync_uploads()
         tables = await asyncio.to_thread(state.uploads.listing, client)
         out: dict[str, Any] = {"tables": tables, "index": None}
         if state.index_dir is not None:
@@ -90,6 +91,7 @@ def tables_router(max_upload_bytes: int) -> APIRouter:
         Errors: 404 no such table of the client's, 403 a table the server
         registered. Threads naming it get a 422 on their next message.
         """
+        await state.sync_uploads(force=True)
         await asyncio.to_thread(state.uploads.delete, table_id, client)
 
     return router

@@ -4,14 +4,16 @@ A run does not belong to the HTTP request that started it: when a streaming
 client disconnects, the run still finishes and its answer is checkpointed, so
 nothing is lost. Runs on one thread take turns (a per-thread lock), and the
 graph's sync nodes run in the event loop's thread pool, so the server keeps
-answering while they work.
+answering while they work. At most ``max_runs`` runs go at once: past that a
+new one is refused with a 503 and ``Retry-After``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,7 @@ from tablerag_agents.errors import (
 )
 from tablerag_agents.graphs import Context, GraphAnswer, InputState, TableRAGGraph
 from tablerag_agents.graphs.result import node_record
+from tablerag_agents.server.database import ProcessThreadLocks, ThreadLocks
 from tablerag_agents.server.errors import ApiError
 
 logger = logging.getLogger(__name__)
@@ -111,6 +114,9 @@ class GraphRun:
         inputs: Its input (``question``/``messages`` and ``tables``).
         context: Run settings.
         thread_id: The conversation (None: a stateless run).
+        precondition: Awaited once the run holds its thread, before the graph
+            starts; it raises (an :class:`ApiError`) to refuse the run, e.g.
+            when the thread was deleted while the run waited.
     """
 
     def __init__(
@@ -120,8 +126,10 @@ class GraphRun:
         *,
         context: Context,
         thread_id: str | None = None,
+        precondition: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.graph = graph
+        self.precondition = precondition
         self.inputs = inputs
         self.context = context
         self.thread_id = thread_id
@@ -138,6 +146,8 @@ class GraphRun:
         mode: str
         chunk: Any
         try:
+            if self.precondition is not None:
+                await self.precondition()
             async for mode, chunk in self.graph.astream(
                 self.inputs, config, context=self.context, stream_mode=STREAM_MODES
             ):
@@ -174,10 +184,29 @@ class GraphRun:
         return self.values
 
 
-class RunRegistry:
-    """The running graph runs: one at a time per thread, all awaited at shutdown."""
+DEFAULT_MAX_RUNS = 32
+"""Runs a server allows at once (``tablerag serve --max-runs``); past that, 503."""
+RETRY_AFTER_S = 5
+"""Seconds a client refused for a full server is told to wait (``Retry-After``)."""
 
-    def __init__(self) -> None:
+
+class RunRegistry:
+    """The running graph runs: at most ``max_runs``, one at a time per thread.
+
+    Runs of one thread take turns through a lock of this process and the
+    database's thread lock (``thread_locks``; set at start-up), so replicas
+    sharing a PostgreSQL database never run two turns of a thread at once.
+    All runs are awaited at shutdown.
+
+    Args:
+        max_runs: Runs (running or waiting for their thread) allowed at once.
+    """
+
+    def __init__(self, max_runs: int = DEFAULT_MAX_RUNS) -> None:
+        if max_runs < 1:
+            raise ValueError(f"max_runs must be at least 1, not {max_runs}")
+        self.max_runs = max_runs
+        self.thread_locks: ThreadLocks = ProcessThreadLocks()
         self._tasks: set[asyncio.Task[None]] = set()
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
@@ -188,7 +217,19 @@ class RunRegistry:
         return len(self._tasks)
 
     def start(self, run: GraphRun) -> GraphRun:
-        """Start ``run`` in the background (after the runs queued on its thread)."""
+        """Start ``run`` in the background (after the runs queued on its thread).
+
+        Raises:
+            ApiError: 503 with ``Retry-After`` when ``max_runs`` runs are going.
+        """
+        if len(self._tasks) >= self.max_runs:
+            raise ApiError(
+                503,
+                f"the server is busy: {len(self._tasks)} runs are going, its limit "
+                f"(max_runs={self.max_runs}); retry in {RETRY_AFTER_S} s",
+                "busy",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
         task = asyncio.create_task(self._body(run))
         run.task = task
         self._tasks.add(task)
@@ -196,19 +237,37 @@ class RunRegistry:
         return run
 
     async def _body(self, run: GraphRun) -> None:
-        key = run.thread_id
-        if key is None:
+        if run.thread_id is None:
             await run.drive()
             return
+        async with self._local_turn(run.thread_id), self.thread_locks.hold(run.thread_id):
+            await run.drive()
+
+    @asynccontextmanager
+    async def _local_turn(self, key: str) -> AsyncIterator[None]:
+        """Hold this process's lock of thread ``key`` (after the runs queued before)."""
         lock = self._locks.setdefault(key, asyncio.Lock())
         self._waiting[key] = self._waiting.get(key, 0) + 1
         try:
             async with lock:
-                await run.drive()
+                yield
         finally:
             self._waiting[key] -= 1
             if not self._waiting[key]:
                 del self._waiting[key], self._locks[key]
+
+    @asynccontextmanager
+    async def exclusive(self, thread_id: str) -> AsyncIterator[bool]:
+        """Hold thread ``thread_id`` if no run is on it here or on another replica.
+
+        The block receives whether it holds the thread; while it does, new
+        runs of the thread wait.
+        """
+        if thread_id in self._waiting:
+            yield False
+            return
+        async with self._local_turn(thread_id), self.thread_locks.try_hold(thread_id) as held:
+            yield held
 
     async def drain(self, timeout_s: float) -> None:
         """Let the running runs finish (up to ``timeout_s``), then cancel the rest."""

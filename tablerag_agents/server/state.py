@@ -1,4 +1,4 @@
-"""What the routes share: resources, graphs, the thread registry, uploads and runs."""
+"""What the routes share: resources, graphs, the database, uploads and runs."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from fastapi import Depends, Request
 
 from tablerag_agents.graphs import Context, TableRAGGraph
 from tablerag_agents.resources import Resources
+from tablerag_agents.server.database import Database
 from tablerag_agents.server.errors import ApiError
 from tablerag_agents.server.runs import RunRegistry
-from tablerag_agents.server.store import ThreadStore
 from tablerag_agents.server.uploads import UploadStore
 
 MAX_TABLES_PER_MESSAGE = 20
@@ -28,8 +28,8 @@ class ServerState:
         index_dir: The corpus index the graphs are built over (None: none).
         uploads: Uploaded and registered tables.
         stateless_graph: The graph without a checkpointer (OpenAI endpoint).
-        graph: The graph with the SQLite checkpointer (threads).
-        threads: The thread registry.
+        graph: The graph with the database's checkpointer (threads).
+        database: Checkpointer, thread registry and thread locks (SQLite or PostgreSQL).
         runs: Running graph runs.
     """
 
@@ -39,14 +39,19 @@ class ServerState:
     uploads: UploadStore
     stateless_graph: TableRAGGraph
     graph: TableRAGGraph | None = None
-    threads: ThreadStore | None = None
+    database: Database | None = None
     runs: RunRegistry = field(default_factory=RunRegistry)
 
-    def thread_graph(self) -> tuple[TableRAGGraph, ThreadStore]:
-        """The checkpointed graph and the thread registry (503 before start-up)."""
-        if self.graph is None or self.threads is None:
-            raise ApiError(503, "the service is starting; retry in a moment", "starting")
-        return self.graph, self.threads
+    def thread_graph(self) -> tuple[TableRAGGraph, Database]:
+        """The checkpointed graph and the database (503 before start-up)."""
+        if self.graph is None or self.database is None:
+            raise ApiError(
+                503,
+                "the service is starting; retry in a moment",
+                "starting",
+                headers={"Retry-After": "1"},
+            )
+        return self.graph, self.database
 
     async def check_tables(self, refs: list[str], owner: str) -> list[str]:
         """Refuse table references that are not ids ``owner`` may use.
@@ -61,8 +66,13 @@ class ServerState:
         """
         if len(refs) > MAX_TABLES_PER_MESSAGE:
             raise ApiError(422, f"at most {MAX_TABLES_PER_MESSAGE} tables per message")
+        await self.sync_uploads()
         known = set(self.uploads.visible(owner))
         unknown = [ref for ref in refs if ref not in known]
+        if unknown and self.uploads.shared:  # uploaded on another replica a moment ago?
+            await self.sync_uploads(force=True)
+            known = set(self.uploads.visible(owner))
+            unknown = [ref for ref in refs if ref not in known]
         if unknown and self.index_dir is not None:
             corpus = await asyncio.to_thread(self.resources.corpus, self.index_dir)
             unknown = [ref for ref in unknown if ref not in corpus]
@@ -72,6 +82,11 @@ class ServerState:
                 422, f"unknown table id(s) {unknown}; yours to use: {listed}", "unknown_table"
             )
         return refs
+
+    async def sync_uploads(self, *, force: bool = False) -> None:
+        """Catch up with the uploads of other replicas (when replicas share them)."""
+        if self.uploads.shared:
+            await asyncio.to_thread(self.uploads.sync, 0.0 if force else 1.0)
 
     def check_answerable(self, refs: list[str], owner: str) -> None:
         """Refuse a question when ``owner`` has nothing to answer it over.

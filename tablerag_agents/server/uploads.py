@@ -56,12 +56,15 @@ def table_summary(table: Table, source: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Upload:
-    """An uploaded table: its owner (None: every client), files and size."""
+    """An uploaded table: its owner (None: every client), files and size.
+
+    ``manifest`` is None when the record lives in a database, not in a file.
+    """
 
     table_id: str
     owner: str | None
     file: Path
-    manifest: Path
+    manifest: Path | None
     bytes: int
 
 
@@ -183,12 +186,7 @@ class UploadStore:
                 "bytes": size,
                 "uploaded_at": time.time(),
             }
-            with self._lock:
-                self._check_bytes(size)
-                manifest_path.write_text(json.dumps(manifest))
-                self._uploads[table.id] = Upload(table.id, owner, path, manifest_path, size)
-                self.resources.add_table(table)
-                self._sources[table.id] = "upload"
+            self._keep(table, Upload(table.id, owner, path, manifest_path, size), manifest)
         except TableLoadError as exc:
             path.unlink(missing_ok=True)
             reason = _hide_paths(exc.reason, path, name)
@@ -207,9 +205,39 @@ class UploadStore:
             pass
         return table_id
 
-    def _check_count(self) -> None:
+    def _keep(self, table: Table, upload: Upload, manifest: dict[str, Any]) -> None:
+        """Record a new upload (here: its manifest file) and register its table."""
+        assert upload.manifest is not None
+        with self._lock:
+            self._check_bytes(upload.bytes)
+            upload.manifest.write_text(json.dumps(manifest))
+            self._add(table, upload)
+
+    def _add(self, table: Table, upload: Upload) -> None:
+        """Register an upload's table (call under the lock)."""
+        self._uploads[table.id] = upload
+        self.resources.add_table(table)
+        self._sources[table.id] = "upload"
+
+    def _discard(self, upload: Upload) -> None:
+        """Remove a deleted upload's record and file (it is already unregistered)."""
+        if upload.manifest is not None:
+            upload.manifest.unlink(missing_ok=True)
+        upload.file.unlink(missing_ok=True)
+
+    shared = False
+    """True when replicas share the uploads (then :meth:`sync` catches up with them)."""
+
+    def sync(self, max_age_s: float = 1.0) -> None:
+        """Catch up with uploads other replicas made or deleted (none share this folder)."""
+
+    def close(self) -> None:
+        """Release what :meth:`restore` opened (nothing for a folder)."""
+
+    def _check_count(self, held: int | None = None) -> None:
         """Refuse a new upload when the server holds ``max_uploads`` (call under the lock)."""
-        held = len(self._uploads) + self._pending
+        if held is None:
+            held = len(self._uploads) + self._pending
         if held >= self.max_uploads:
             raise ApiError(
                 507,
@@ -219,9 +247,10 @@ class UploadStore:
                 "upload_quota",
             )
 
-    def _check_bytes(self, size: int) -> None:
+    def _check_bytes(self, size: int, used: int | None = None) -> None:
         """Refuse ``size`` more bytes past ``max_total_bytes`` (call under the lock)."""
-        used = self._used()
+        if used is None:
+            used = self._used()
         if used + size > self.max_total_bytes:
             raise ApiError(
                 507,
@@ -336,8 +365,11 @@ class UploadStore:
                 raise ApiError(
                     403, f"table {table_id!r} is not your upload: it cannot be deleted", "forbidden"
                 )
-            del self._uploads[table_id]
-            self._sources.pop(table_id, None)
-            self.resources.remove_table(table_id)
-        upload.manifest.unlink(missing_ok=True)
-        upload.file.unlink(missing_ok=True)
+            self._remove(table_id)
+        self._discard(upload)
+
+    def _remove(self, table_id: str) -> None:
+        """Unregister an upload's table (call under the lock)."""
+        del self._uploads[table_id]
+        self._sources.pop(table_id, None)
+        self.resources.remove_table(table_id)

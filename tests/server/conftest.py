@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fake_model import numbers_resources  # noqa: E402
+from pg_cluster import PostgresCluster, require_postgres  # noqa: E402
 from tablerag_agents.graphs import Context  # noqa: E402
 
 from tablerag_agents.resources import Resources  # noqa: E402
@@ -75,3 +76,18 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
         if live.thread.is_alive():
             live.__exit__()
         res.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the session (skips without PostgreSQL, not in CI)."""
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    cluster = PostgresCluster(require_postgres()).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """The URL of a fresh, empty database of the session's cluster."""
+    return postgres_cluster.create_database()

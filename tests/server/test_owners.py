@@ -112,7 +112,7 @@ def test_a_thread_registry_from_before_owners_is_upgraded(tmp_path) -> None:
     import asyncio
     import sqlite3
 
-    from tablerag_agents.server.store import ThreadStore
+    from tablerag_agents.server.store import SqliteThreadStore
 
     db = tmp_path / "old.sqlite"
     with sqlite3.connect(db) as conn:
@@ -123,7 +123,7 @@ def test_a_thread_registry_from_before_owners_is_upgraded(tmp_path) -> None:
         conn.execute("INSERT INTO tablerag_threads VALUES ('old', 1.0, '[\"numbers\"]')")
 
     async def check() -> None:
-        store = await ThreadStore.open(db)
+        store = await SqliteThreadStore.open(db)
         try:
             old = await store.get("old", "anyone")  # no owner: as before, any client's
             assert old is not None and old.tables == ["numbers"] and old.owner is None
