@@ -150,6 +150,21 @@ class Context:
             "before, next, last). Off until measured on dev."
         },
     )
+    filter_hints: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL solver: when a query returns nothing (no rows, or one "
+            "0/NULL), the retry prompt also names its text conditions that no cell of "
+            "their column meets, or that the question never mentions. Off until measured."
+        },
+    )
+    table_example: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL solver: write the prompt's example over the table's own "
+            "columns and values instead of a fixed one. Off until measured."
+        },
+    )
     clarify_terms: bool = field(
         default=False,
         metadata={"description": "Explain abbreviations and ambiguous terms of the question."},

@@ -89,6 +89,8 @@ def make_solve(resources: ResourcesGetter) -> Any:
             vote_k=ctx.vote_k,
             typed_columns=ctx.typed_columns,
             row_numbers=ctx.row_numbers,
+            filter_hints=ctx.filter_hints,
+            table_example=ctx.table_example,
         )
         attempts = state.get("attempts") or []
         given = solver_context(state, ctx, resources)

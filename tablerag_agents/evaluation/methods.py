@@ -54,14 +54,16 @@ METHOD_NAMES: tuple[str, ...] = ("graph", *SOLVER_NAMES, "pandas_agent")
 
 _READERS = ("read_table", "read_schema", "rand_row_sampling", "row_col_retrieval")
 _TABLE_SWITCHES: dict[str, Any] = {"typed_columns": bool, "row_numbers": bool}
+_SQL_SWITCHES: dict[str, Any] = {"filter_hints": bool, "table_example": bool}
 _OPTIONS: dict[str, dict[str, Any]] = {
     "read_table": {"context_tokens": int},
     "read_schema": {"context_tokens": int, "examples": int},
     "rand_row_sampling": {"context_tokens": int, "budget": int, "seed": int},
     "row_col_retrieval": {"context_tokens": int, "budget": int, "top_k": int},
     "pandas_agent": {"max_iterations": int, "max_seconds": float, "head_rows": int},
-    **{name: {"ground_literals": bool, **_TABLE_SWITCHES} for name in ("sql", "process_df")},
-    "vote": {"ground_literals": bool, "vote_k": int, **_TABLE_SWITCHES},
+    "sql": {"ground_literals": bool, **_TABLE_SWITCHES, **_SQL_SWITCHES},
+    "process_df": {"ground_literals": bool, **_TABLE_SWITCHES},
+    "vote": {"ground_literals": bool, "vote_k": int, **_TABLE_SWITCHES, **_SQL_SWITCHES},
     "pyreact": dict(_TABLE_SWITCHES),
 }
 """Settings each non-graph method reads, besides ``table_format`` (all solvers)."""

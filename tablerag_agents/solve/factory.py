@@ -27,6 +27,13 @@ class TableSwitches(TypedDict):
     row_numbers: bool
 
 
+class SQLSwitches(TypedDict):
+    """The SQL solver's own switches, passed as keyword arguments."""
+
+    filter_hints: bool
+    table_example: bool
+
+
 SolverName = Literal[
     "sql",
     "pyreact",
@@ -81,6 +88,8 @@ def make_solver(
     vote_k: int = DEFAULT_VOTE_K,
     typed_columns: bool = False,
     row_numbers: bool = False,
+    filter_hints: bool = False,
+    table_example: bool = False,
 ) -> Solver:
     """Create the solver called ``name``.
 
@@ -94,7 +103,9 @@ def make_solver(
     rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`);
     ``typed_columns`` and ``row_numbers`` give the SQL, process_df and PyReAct
     solvers parsed companion columns and a row-number column (off by default; see
-    :mod:`~tablerag_agents.solve.typed_frames`).
+    :mod:`~tablerag_agents.solve.typed_frames`); ``filter_hints`` and
+    ``table_example`` are the SQL solver's (off by default; see
+    :class:`~tablerag_agents.solve.sql.SQLSolver`).
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
@@ -104,8 +115,9 @@ def make_solver(
     if vote_k < 1:
         raise ValueError(f"vote_k must be >= 1 (programs per code path), got {vote_k}")
     shape = TableSwitches(typed_columns=typed_columns, row_numbers=row_numbers)
+    sql_switches = SQLSwitches(filter_hints=filter_hints, table_example=table_example)
     if name == "sql":
-        return SQLSolver(model, ground_literals=ground_literals, **shape)
+        return SQLSolver(model, ground_literals=ground_literals, **shape, **sql_switches)
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:
@@ -116,7 +128,9 @@ def make_solver(
         return ProcessDfSolver(model, sandbox, ground_literals=ground_literals, **shape)
     return VotingSolver(
         [
-            SQLSolver(model, samples=vote_k, ground_literals=ground_literals, **shape),
+            SQLSolver(
+                model, samples=vote_k, ground_literals=ground_literals, **shape, **sql_switches
+            ),
             ProcessDfSolver(
                 model, sandbox, samples=vote_k, ground_literals=ground_literals, **shape
             ),

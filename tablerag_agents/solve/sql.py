@@ -15,6 +15,7 @@ from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, Vote, as_context
+from tablerag_agents.solve.condition_hints import condition_hints
 from tablerag_agents.solve.grounding import (
     grounded_code,
     literal_hint,
@@ -33,6 +34,7 @@ from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
+from tablerag_agents.solve.table_example import example_block
 from tablerag_agents.tables.typed_table import TypedTable
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,14 @@ class SQLSolver:
             (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
         row_numbers: Give every table a ``"row_no"`` column (1 = first row) that the
             prompt names for questions about order. Off until measured.
+        filter_hints: When a query returns nothing (no rows, or one 0/NULL), also name
+            its text conditions that no cell of their column meets, or that the
+            question never mentions, in the retry prompt
+            (:func:`~tablerag_agents.solve.condition_hints.condition_hints`). Off until
+            measured.
+        table_example: Write the system prompt's example over this table's own columns
+            and values (:mod:`~tablerag_agents.solve.table_example`) instead of a fixed
+            one the model may copy. Off until measured.
     """
 
     name = "sql"
@@ -115,6 +125,8 @@ class SQLSolver:
         ground_literals: bool = False,
         typed_columns: bool = False,
         row_numbers: bool = False,
+        filter_hints: bool = False,
+        table_example: bool = False,
     ) -> None:
         """Store the model and options."""
         self.model = model
@@ -133,6 +145,8 @@ class SQLSolver:
         self.ground_literals = ground_literals
         self.typed_columns = typed_columns
         self.row_numbers = row_numbers
+        self.filter_hints = filter_hints
+        self.table_example = table_example
 
     def _engine(
         self, ctx: SolverContext
@@ -171,7 +185,11 @@ class SQLSolver:
             full_table_tokens=self.full_table_tokens,
             views={names[tid]: view for tid, view in views.items()},
         )
-        return [SystemMessage(load_prompt("sql_system")), HumanMessage(user)]
+        system = load_prompt("sql_system")
+        example = example_block(tables[MAIN_SQL_TABLE]) if self.table_example else None
+        if example is not None:
+            system = system.split("\nExample\n", 1)[0].rstrip() + "\n\n" + example + "\n"
+        return [SystemMessage(system), HumanMessage(user)]
 
     def solve(self, question: str | SolverContext, df: pd.DataFrame | None = None) -> SolverResult:
         """Answer ``question`` over ``df`` (or the tables of a :class:`SolverContext`)."""
@@ -219,6 +237,9 @@ class SQLSolver:
                 len(last.rows) == 1 and len(last.rows[0]) == 1 and looks_empty(last.rows[0][0])
             )
             hint = literal_hint(sql, tables, "sql") if not last.ok or empty else None
+            if self.filter_hints and last.ok and empty:
+                extra = condition_hints(sql, tables, ctx.question)
+                hint = f"{hint}\n{extra}" if hint and extra else hint or extra
             unasked = (
                 unasked_number_filters(sql, ctx.question)
                 if last.ok and last.rows and not nudged and self.retry_on_empty
