@@ -33,7 +33,12 @@ from tablerag_agents.solve.preview import (
 from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
-from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
+from tablerag_agents.solve.sql_repair import (
+    add_missing_from,
+    cast_text_numbers,
+    fix_column_names,
+    quote_literals,
+)
 from tablerag_agents.solve.table_example import example_block
 from tablerag_agents.tables.typed_table import TypedTable
 
@@ -367,8 +372,8 @@ class SQLSolver:
         self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
-        near-miss column names, arithmetic on number-like text columns and
-        unescaped apostrophes in string literals.
+        near-miss column names, arithmetic on number-like text columns, a missing
+        ``FROM`` and unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -391,6 +396,7 @@ class SQLSolver:
                 quote_literals(current, result.error, known)
                 or fix_column_names(current, result.error, columns)
                 or cast_text_numbers(current, result.error, text_columns)
+                or add_missing_from(current, result.error, MAIN_SQL_TABLE)
             )
             if fixed is None and "syntax" in result.error.lower():
                 fixed = fix_sql_apostrophes(current)

@@ -129,3 +129,33 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
     parts = re.split(r"('(?:[^']|'')*')", sql)
     fixed = "".join(part if i % 2 else numeric_use.sub(cast, part) for i, part in enumerate(parts))
     return fixed if fixed != sql else None
+
+
+_CASE_ONLY = re.compile(
+    r"^\s*SELECT\s+CASE\s+WHEN\s+(?P<cond>.+?)\s+THEN\s+(?P<yes>'(?:[^']|'')*')"
+    r"\s+ELSE\s+(?P<no>'(?:[^']|'')*')\s+END\s*;?\s*$",
+    re.I | re.S,
+)
+_AGGREGATE = re.compile(r"\b(?:COUNT|SUM|AVG|MIN|MAX|MEDIAN)\s*\(", re.I)
+
+
+def add_missing_from(sql: str, error: str, table: str) -> str | None:
+    """Give a query written without ``FROM`` the table it reads.
+
+    Small models copy the yes/no pattern ``SELECT CASE WHEN <condition> THEN
+    'yes' ELSE 'no' END`` literally, with the columns in the condition and no
+    ``FROM``. When DuckDB says the FROM clause is missing and the query has
+    none, a row condition becomes ``EXISTS (SELECT 1 FROM table WHERE
+    <condition>)`` (is there a row where it holds?), and anything else (a
+    condition on aggregates, a bare ``SELECT MAX(...)``) gets ``FROM table``.
+    Returns the fixed SQL or None.
+    """
+    if "FROM clause is missing" not in error or re.search(r"\bFROM\b", sql, re.I):
+        return None
+    case = _CASE_ONLY.match(sql)
+    if case and not _AGGREGATE.search(case["cond"]):
+        return (
+            f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {case['cond']}) "
+            f"THEN {case['yes']} ELSE {case['no']} END"
+        )
+    return sql.strip().rstrip(";").rstrip() + f" FROM {table}"

@@ -20,7 +20,12 @@ from tablerag_agents.solve.sql_engine import (
     check_read_only,
     sql_column_names,
 )
-from tablerag_agents.solve.sql_repair import cast_text_numbers, fix_column_names, quote_literals
+from tablerag_agents.solve.sql_repair import (
+    add_missing_from,
+    cast_text_numbers,
+    fix_column_names,
+    quote_literals,
+)
 from tablerag_agents.tables.sql_task import locked_connection
 
 
@@ -424,3 +429,44 @@ def test_engine_rows_keep_duckdb_python_types() -> None:
             "é",
         )
     ]
+
+
+# A TabFact table's cells (AFL round: home team, score, crowd).
+AFL = pd.DataFrame(
+    {
+        "home team": ["south melbourne", "carlton", "richmond"],
+        "home team score": ["9.10 (64)", "12.8 (80)", "16.12 (108)"],
+        "crowd": [12000, 30000, 21000],
+    }
+)
+
+
+def test_add_missing_from_cases() -> None:
+    error = (
+        'Binder Error: Referenced column "crowd" was not found because the FROM clause is missing'
+    )
+    row = (
+        "SELECT CASE WHEN \"home team\" = 'carlton' AND \"crowd\" > 20000 THEN 'yes' ELSE 'no' END;"
+    )
+    assert add_missing_from(row, error, "t") == (
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM t WHERE \"home team\" = 'carlton' AND "
+        "\"crowd\" > 20000) THEN 'yes' ELSE 'no' END"
+    )
+    agg = "SELECT CASE WHEN MAX(\"crowd\") = 30000 THEN 'yes' ELSE 'no' END"
+    assert add_missing_from(agg, error, "t") == agg + " FROM t"
+    assert add_missing_from('SELECT MAX("crowd")', error, "t") == 'SELECT MAX("crowd") FROM t'
+    # Another error, or a query that has a FROM, is left alone.
+    assert add_missing_from(row, "Binder Error: no such column", "t") is None
+    assert add_missing_from('SELECT "crowd" FROM t', error, "t") is None
+
+
+def test_a_yes_no_query_without_from_runs_without_a_retry() -> None:
+    model = ScriptedChatModel(
+        [
+            '```sql\nSELECT CASE WHEN "home team" = \'carlton\' AND "crowd" = 30000 '
+            "THEN 'yes' ELSE 'no' END\n```"
+        ]
+    )
+    result = SQLSolver(model).solve("is it true that carlton drew a crowd of 30000?", AFL)
+    assert result.answer_items == ["yes"] and result.iterations == 1 and model.remaining == 0
+    assert "EXISTS (SELECT 1 FROM t WHERE" in result.trace[0].code and result.trace[0].ok
