@@ -125,8 +125,13 @@ def _cited(page: Any) -> list[dict[str, Any]]:
     )
 
 
-def run_flow(page: Any, base_url: str, csv: Path, question: str, tmp: Path) -> FlowResult:
-    """Drive the page through the whole flow; the result holds what it showed and timings."""
+def run_flow(
+    page: Any, base_url: str, csv: Path, question: str, tmp: Path, screenshot: Path | None = None
+) -> FlowResult:
+    """Drive the page through the whole flow; the result holds what it showed and timings.
+
+    ``screenshot``, when given, is taken once the answer is shown (before the reload).
+    """
     out = FlowResult()
     page.on("console", lambda m: m.type == "error" and out.console_errors.append(m.text))
     page.on("pageerror", lambda e: out.console_errors.append(str(e)))
@@ -174,6 +179,8 @@ def run_flow(page: Any, base_url: str, csv: Path, question: str, tmp: Path) -> F
     out.tokens_shown = page.inner_text("#run-tokens")
     out.hostile_note_text = page.inner_text("#table-view tr.cited-row td:last-child")
     out.images_in_table = page.locator("#table-view img").count()
+    if screenshot is not None:
+        page.screenshot(path=str(screenshot))
 
     started = clock()
     page.reload()

@@ -179,7 +179,7 @@ function hideAnswer() {
 }
 
 function cellLabel(cell) {
-  return `row ${cell.row + 1} · ${cell.column} = ${cell.value}`;
+  return `row ${cell.row} · ${cell.column} = ${cell.value}`;
 }
 
 async function showAnswer(answer, item = null) {

@@ -54,15 +54,17 @@ export class TableView {
     const citedRows = new Set(this.cells.map((c) => c.row));
     fill(this.title, page.caption ? `${page.caption} (${page.id})` : page.id);
     const last = page.offset + page.rows.length;
-    fill(this.range, page.total ? `rows ${page.offset + 1}-${last} of ${page.total}` : "no rows");
+    // Rows are numbered from 0, as the answers and their cited cells number them.
+    const shown = page.rows.length ? `rows ${page.offset}-${last - 1} of ${page.total}` : "no rows here";
+    fill(this.range, page.total ? shown : "no rows");
     this.prev.disabled = page.offset === 0;
     this.next.disabled = last >= page.total;
-    const head = el("thead", {}, el("tr", {}, el("th", {}, "#"), ...page.columns.map((c) => el("th", {}, c))));
+    const head = el("thead", {}, el("tr", {}, el("th", {}, "row"), ...page.columns.map((c) => el("th", {}, c))));
     const body = el("tbody");
     page.rows.forEach((values, i) => {
       const row = page.offset + i;
       const tr = el("tr", { class: citedRows.has(row) ? "cited-row" : null, "data-row": row });
-      tr.append(el("td", { class: "rownum" }, row + 1));
+      tr.append(el("td", { class: "rownum" }, row));
       values.forEach((value, j) => {
         const column = page.columns[j];
         const k = key(row, column);
