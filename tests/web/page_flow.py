@@ -102,6 +102,7 @@ class FlowResult:
     images_in_table: int = -1
     title: str = ""
     console_errors: list[str] = field(default_factory=list)
+    error_before_token: str = ""
     error_shown_for_bad_upload: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -139,11 +140,12 @@ def run_flow(
 
     started = clock()
     page.goto(base_url + "/")
-    page.wait_for_selector("#error:not([hidden])")  # 401: the page asks for the token
+    page.wait_for_selector("#status:text-is('waiting for the token')")  # the API said 401
     out.timings["page_load_s"] = clock() - started
+    out.error_before_token = page.inner_text("#error")
     page.fill("#token", TOKEN)
     page.click("#token-form button[type=submit]")
-    page.wait_for_selector("#status:has-text('connected')")
+    page.wait_for_selector("#status:text-is('ready (token set)')")  # tables and threads loaded
     page.wait_for_selector("#tables-list li[data-table='numbers']")
 
     bad = tmp / "notes.xyz"

@@ -19,7 +19,9 @@ def test_upload_ask_see_the_cited_cells_and_reload(browser: Any, tmp_path: Path)
             result = run_flow(page, url, csv, f"Which n has value {ASKED_VALUE}?", tmp_path)
         finally:
             page.close()
-    # Errors are shown in words.
+    # Errors are shown in words: first the token the server wants, then a bad file.
+    assert "missing bearer token" in result.error_before_token
+    assert "enter the server's token above" in result.error_before_token
     assert "unsupported table file 'notes.xyz'" in result.error_shown_for_bad_upload
     assert "HTTP 415" in result.error_shown_for_bad_upload
     # The run was followed live: its nodes and the model's tokens.

@@ -290,9 +290,9 @@ async function connect() {
     await loadTables();
     await loadThreads(true);
     clearError();
-    setStatus(getToken() ? "connected with your token" : "connected");
+    setStatus(getToken() ? "ready (token set)" : "ready");
   } catch (error) {
-    setStatus("not connected");
+    setStatus(error.status === 401 ? "waiting for the token" : "the server refused or did not answer");
     showError("Cannot use the server", error);
     if (error.status === 401) $("token").focus();
     return;
