@@ -61,9 +61,11 @@ def write_squares_csv(path: Path, rows: int = ROWS) -> Path:
 
 
 @contextmanager
-def page_server(folder: Path, token: str | list[str] = TOKEN) -> Iterator[str]:
+def page_server(
+    folder: Path, token: str | list[str] = TOKEN, model: Any | None = None
+) -> Iterator[str]:
     """Serve the app (fake model, the ``numbers`` table, threads in ``folder``); its base URL."""
-    resources = numbers_resources()
+    resources = numbers_resources(model)
     app = create_app(
         resources, db_path=folder / "threads.sqlite", token=token, context=Context(solver="sql")
     )
@@ -97,6 +99,9 @@ class FlowResult:
     messages_after_reload: list[str] = field(default_factory=list)
     threads_listed_after_reload: list[str] = field(default_factory=list)
     run_nodes: list[str] = field(default_factory=list)
+    shown_while_solving: list[str] = field(default_factory=list)
+    """Run lines on the page while the solver's model was held (with a ``gate``)."""
+    answered_while_solving: int = -1
     tokens_shown: str = ""
     hostile_note_text: str = ""
     images_in_table: int = -1
@@ -127,11 +132,19 @@ def _cited(page: Any) -> list[dict[str, Any]]:
 
 
 def run_flow(
-    page: Any, base_url: str, csv: Path, question: str, tmp: Path, screenshot: Path | None = None
+    page: Any,
+    base_url: str,
+    csv: Path,
+    question: str,
+    tmp: Path,
+    screenshot: Path | None = None,
+    gate: threading.Event | None = None,
 ) -> FlowResult:
     """Drive the page through the whole flow; the result holds what it showed and timings.
 
-    ``screenshot``, when given, is taken once the answer is shown (before the reload).
+    ``screenshot``, when given, is taken once the answer is shown (before the
+    reload). ``gate``: the fake model's solver waits for it; the page must show
+    the run's first node before it is set (the run is followed live).
     """
     out = FlowResult()
     page.on("console", lambda m: m.type == "error" and out.console_errors.append(m.text))
@@ -169,6 +182,13 @@ def run_flow(
     page.click("#ask")
     page.wait_for_selector("#run-nodes li.node")
     out.timings["first_node_s"] = clock() - started
+    if gate is not None:
+        page.wait_for_selector("#run-nodes li.progress")
+        out.shown_while_solving = page.eval_on_selector_all(
+            "#run-nodes li", "l => l.map(e => e.textContent.split(' ')[0])"
+        )
+        out.answered_while_solving = page.locator("#messages li.assistant").count()
+        gate.set()
     page.wait_for_selector("#messages li.assistant")
     page.wait_for_selector("#table-view td.cited")
     out.timings["answer_s"] = clock() - started

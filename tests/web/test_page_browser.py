@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_model import ProgramChatModel
 from page_flow import ASKED_VALUE, HOSTILE_NOTE, page_server, run_flow, write_squares_csv
 
 pytestmark = pytest.mark.browser
@@ -13,18 +15,24 @@ pytestmark = pytest.mark.browser
 
 def test_upload_ask_see_the_cited_cells_and_reload(browser: Any, tmp_path: Path) -> None:
     csv = write_squares_csv(tmp_path / "squares.csv")
-    with page_server(tmp_path) as url:
+    gate = threading.Event()  # the solver's model waits for it: the run is provably going
+    with page_server(tmp_path, model=ProgramChatModel(gate=gate)) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         try:
-            result = run_flow(page, url, csv, f"Which n has value {ASKED_VALUE}?", tmp_path)
+            question = f"Which n has value {ASKED_VALUE}?"
+            result = run_flow(page, url, csv, question, tmp_path, gate=gate)
         finally:
+            gate.set()
             page.close()
     # Errors are shown in words: first the token the server wants, then a bad file.
     assert "missing bearer token" in result.error_before_token
     assert "enter the server's token above" in result.error_before_token
     assert "unsupported table file 'notes.xyz'" in result.error_shown_for_bad_upload
     assert "HTTP 415" in result.error_shown_for_bad_upload
-    # The run was followed live: its nodes and the model's tokens.
+    # The run was followed live: its nodes while the solver's model was still held, ...
+    assert result.shown_while_solving[:2] == ["prepare", "solve:"]
+    assert result.answered_while_solving == 0
+    # ... then every node and the model's tokens.
     assert result.run_nodes == ["prepare", "solve", "answer"]
     assert f'SELECT "n" FROM t WHERE "value" = {ASKED_VALUE}' in result.tokens_shown
     # The answer beside the table, its cited cell highlighted and scrolled into view.
