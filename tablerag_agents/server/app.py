@@ -20,6 +20,7 @@ from tablerag_agents.server.routes_health import health_router
 from tablerag_agents.server.routes_openai import openai_router
 from tablerag_agents.server.routes_tables import tables_router
 from tablerag_agents.server.routes_threads import threads_router
+from tablerag_agents.server.routes_web import open_paths, static_files, web_router
 from tablerag_agents.server.runs import DEFAULT_MAX_RUNS, RunRegistry
 from tablerag_agents.server.state import ServerState
 from tablerag_agents.server.uploads import (
@@ -130,6 +131,9 @@ def create_app(
     app.include_router(openai_router(MAX_JSON_BYTES))
     app.include_router(threads_router(MAX_JSON_BYTES))
     app.include_router(tables_router(max_upload_bytes))
-    if token:
-        app.add_middleware(BearerTokenMiddleware, tokens=token, open_paths=["/health"])
+    page_files = static_files()
+    app.include_router(web_router(page_files))
+    if token:  # the page holds no client data: it asks for the token and sends it
+        public = ["/health", *open_paths(page_files)]
+        app.add_middleware(BearerTokenMiddleware, tokens=token, open_paths=public)
     return app

@@ -6,12 +6,13 @@ SDKs and chat front ends work unchanged. The reply's ``content`` is the answer
 sentence; the full answer (text, items, cited cells, confidence, solver,
 tables) is in the extra top-level field ``tablerag`` of the completion and of
 the last streamed chunk. An optional extra request field ``tables`` (ids) picks
-the tables.
+the tables. Streamed, the reply arrives as it is written and node progress as
+SSE comments (:mod:`tablerag_agents.server.openai_stream`). The graph calls no
+client tools: a request with ``tools`` is refused (400).
 """
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -25,6 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from tablerag_agents.graphs import InputState, TableQAResult
 from tablerag_agents.server.auth import ClientDep
 from tablerag_agents.server.errors import ApiError, error_body
+from tablerag_agents.server.openai_stream import (
+    ANSWER_NODE,
+    ReplyWriter,
+    pieces,
+    progress_comment,
+)
 from tablerag_agents.server.runs import GraphRun, reply_of
 from tablerag_agents.server.schemas import MAX_QUESTION_CHARS
 from tablerag_agents.server.sse import encode_event, sse_response
@@ -32,7 +39,7 @@ from tablerag_agents.server.state import StateDep
 
 MODEL_ID = "tablerag"
 _IGNORED_ROLES = {"system", "developer", "tool", "function"}
-_PIECES = re.compile(r"\s*\S+")
+_TOOL_FIELDS = ("tools", "functions")
 
 
 class ChatMessage(BaseModel):
@@ -111,11 +118,35 @@ def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = Non
     return encode_event({**base, "object": "chat.completion.chunk", "choices": [choice]})
 
 
+def refuse_tools(request: ChatCompletionRequest) -> None:
+    """Refuse client tools: the graph would ignore them, and the caller would wait in vain.
+
+    Raises:
+        ApiError: 400 naming the field, when ``tools`` or ``functions`` is not empty.
+    """
+    extra = request.model_extra or {}
+    for name in _TOOL_FIELDS:
+        if extra.get(name):
+            raise ApiError(
+                400,
+                f"'{name}' is not supported: the model {MODEL_ID!r} is the TableRAG graph, "
+                "which answers from the tables and never calls client tools. Send the "
+                f"request without '{name}', or give your agent the graph as a tool "
+                "(the toolkit's ask_tables; see the README).",
+                "tools_not_supported",
+            )
+
+
 async def _stream(run: GraphRun, base: dict[str, Any], include_usage: bool) -> AsyncIterator[str]:
-    """The completion as ``chat.completion.chunk`` events, then ``[DONE]``."""
+    """The completion as ``chat.completion.chunk`` events while the run goes, then ``[DONE]``."""
     yield _chunk(base, {"role": "assistant", "content": ""})
-    async for _ in run.events():
-        pass  # progress is not part of the OpenAI format; keep-alives cover the wait
+    writer = ReplyWriter()
+    async for event in run.events():
+        if event.event == "token" and event.data.get("node") == ANSWER_NODE:
+            for piece in pieces(writer.feed(event.data)):
+                yield _chunk(base, {"content": piece})
+        elif (comment := progress_comment(event)) is not None:
+            yield comment
     try:
         values = await run.result()
     except ApiError as exc:
@@ -123,7 +154,7 @@ async def _stream(run: GraphRun, base: dict[str, Any], include_usage: bool) -> A
         yield encode_event("[DONE]")
         return
     reply = reply_of(values)
-    for piece in _PIECES.findall(reply["content"]):
+    for piece in pieces(writer.rest(reply["content"])):
         yield _chunk(base, {"content": piece})
     yield encode_event(
         {
@@ -160,6 +191,7 @@ def openai_router(max_json_bytes: int) -> APIRouter:
             )
         if body.n != 1:
             raise ApiError(422, "n must be 1")
+        refuse_tools(body)
         messages = conversation(body)
         tables = await state.check_tables(body.tables or [], client)
         state.check_answerable(tables, client)

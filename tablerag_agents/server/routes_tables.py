@@ -1,19 +1,27 @@
-"""Table endpoints: upload a table file, list the tables a client may use, delete an upload."""
+"""Table endpoints: upload a table file, list the tables a client may use, read their rows,
+delete an upload."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.datastructures import UploadFile
 
 from tablerag_agents.server.auth import ClientDep
 from tablerag_agents.server.errors import ApiError
-from tablerag_agents.server.state import StateDep
+from tablerag_agents.server.state import ServerState, StateDep
+from tablerag_agents.tables import Table
+from tablerag_agents.tables.values import format_value
 
 _MULTIPART_SLACK = 64 * 1024
 """Bytes of multipart framing and form fields allowed on top of the file."""
+
+MAX_ROWS_PAGE = 500
+"""Most rows one ``GET /tables/{id}/rows`` returns."""
+MAX_CELL_CHARS = 2_000
+"""Longer cell texts are cut (ending with "…") in ``GET /tables/{id}/rows``."""
 
 _UPLOAD_SCHEMA = {
     "requestBody": {
@@ -84,6 +92,23 @@ def tables_router(max_upload_bytes: int) -> APIRouter:
             out["index"] = {"tables": len(corpus)}
         return out
 
+    @router.get("/tables/{table_id}/rows")
+    async def table_rows(
+        table_id: str,
+        state: StateDep,
+        client: ClientDep,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_ROWS_PAGE)] = 100,
+    ) -> dict[str, Any]:
+        """Rows ``offset`` to ``offset + limit`` of a table the client may use, as text.
+
+        ``rows`` are lists of cell texts in the order of ``columns``; a row's
+        number is ``offset`` plus its place in the list (the ``row`` of a cited
+        cell). Errors: 404 no such table for the client.
+        """
+        table = await _visible_table(state, table_id, client)
+        return await asyncio.to_thread(_rows_page, table, offset, limit)
+
     @router.delete("/tables/{table_id}", status_code=204)
     async def delete_table(table_id: str, state: StateDep, client: ClientDep) -> None:
         """Delete one of the client's uploads (it frees the upload quota).
@@ -95,3 +120,36 @@ def tables_router(max_upload_bytes: int) -> APIRouter:
         await asyncio.to_thread(state.uploads.delete, table_id, client)
 
     return router
+
+
+async def _visible_table(state: ServerState, table_id: str, client: str) -> Table:
+    """A table ``client`` may read: a registered one it may use, or one of the index.
+
+    Raises:
+        ApiError: 404 for any other id (another client's upload included).
+    """
+    await state.sync_uploads()
+    if table_id in state.uploads.visible(client):
+        return await asyncio.to_thread(state.resources.get_table, table_id)
+    if state.index_dir is not None:
+        table = await asyncio.to_thread(state.resources.corpus_table, table_id, state.index_dir)
+        if table is not None:
+            return table
+    raise ApiError(404, f"no table {table_id!r}; see GET /tables", "unknown_table")
+
+
+def _rows_page(table: Table, offset: int, limit: int) -> dict[str, Any]:
+    """The JSON of one page of ``table``'s rows."""
+    frame = table.df.iloc[offset : offset + limit]
+    rows = [
+        [format_value(v, MAX_CELL_CHARS, int_floats=True) for v in row]
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    return {
+        "id": table.id,
+        "caption": table.caption,
+        "columns": [str(c) for c in table.df.columns],
+        "total": table.n_rows,
+        "offset": offset,
+        "rows": rows,
+    }

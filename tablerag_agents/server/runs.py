@@ -84,7 +84,8 @@ def events_of(mode: str, chunk: Any) -> list[RunEvent]:
             return []  # the question echoed back as the turn starts
         text = message_text(message)
         node = meta.get("langgraph_node", "")
-        return [RunEvent("token", {"node": node, "content": text})] if text else []
+        data = {"node": node, "content": text, "message_id": message.id}
+        return [RunEvent("token", data)] if text else []
     if mode == "custom":
         return [RunEvent("progress", chunk if isinstance(chunk, dict) else {"value": chunk})]
     return []
