@@ -114,3 +114,22 @@ def test_a_chart_without_returned_data_says_so(sandbox) -> None:  # noqa: ANN001
     result = ChartSolver(ScriptedChatModel([reply]), sandbox).solve("plot sales", SALES)
     assert result.ok and result.chart is not None and result.chart.data is None
     assert result.chart.notes == ["the code returned no data table (make_chart should return it)"]
+
+
+@pytest.mark.parametrize(
+    ("poison", "message"),
+    [
+        ("lambda data: b'A' * 3_000_000", "over the limit of 1048576 bytes"),
+        ("lambda data: _b64(b'GIF89a' + bytes(64))", "the chart is not a PNG image"),
+    ],
+)
+def test_the_host_does_not_trust_the_sandboxed_capture(sandbox, poison: str, message: str) -> None:  # noqa: ANN001
+    # Model code runs before the capture cell: it can replace what the capture uses.
+    body = "import base64\n    _b64 = base64.b64encode\n"
+    body += f"    base64.b64encode = {poison}\n    data = df"
+    reply = chart_reply(body)
+    result = ChartSolver(ScriptedChatModel([reply]), sandbox, repair=False).solve(
+        "plot sales by month", SALES
+    )
+    assert not result.ok and result.chart is None and result.error is not None
+    assert message in result.error
