@@ -26,7 +26,7 @@ from langchain_core.runnables import Runnable
 from tablerag_agents.errors import ChartError
 from tablerag_agents.models.calls import LLMReply, call_model, retry_model
 from tablerag_agents.prompts import load_prompt
-from tablerag_agents.sandbox import Sandbox
+from tablerag_agents.sandbox import ExecResult, Sandbox
 from tablerag_agents.solve.answer import explain
 from tablerag_agents.solve.base import SolverContext, SolverResult, as_context
 from tablerag_agents.solve.chart_image import (
@@ -191,7 +191,7 @@ class ChartSolver:
         )
         return drawing
 
-    def _read(self, drawing: Drawing, shot: Any) -> str | None:
+    def _read(self, drawing: Drawing, shot: ExecResult) -> str | None:
         """Check the rendered figure; the error text, or None when it is a valid PNG."""
         if not shot.ok:
             return f"rendering the chart failed: {observation_text(shot, 600)}"

@@ -1,4 +1,5 @@
-"""The host's checks of a chart coming back from the sandbox (untrusted), and its data table."""
+"""The host's checks of a chart coming back from the sandbox (untrusted), its data table, and
+the error when matplotlib is missing (no sandbox needed)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import zlib
 import numpy as np
 import pandas as pd
 import pytest
+from fakes import ScriptedChatModel
 from PIL import Image
 
 from tablerag_agents.errors import ChartError
+from tablerag_agents.sandbox import ExecResult
+from tablerag_agents.solve.chart import ChartSolver
 from tablerag_agents.solve.chart_image import (
     ChartLimits,
     chart_data,
@@ -102,3 +106,32 @@ def test_chart_data_keeps_a_groupby_key_and_json_values() -> None:
     assert data.rows[0] == [0, "2020-01-02T00:00:00"]
     assert chart_data({"y": [1, 2]}, ChartLimits()).rows == [[1], [2]]  # type: ignore[union-attr]
     assert chart_data(None, ChartLimits()) is None and chart_data("text", ChartLimits()) is None
+
+
+class _NoMatplotlib:
+    """A sandbox stand-in whose interpreter lacks matplotlib (as without the charts extra)."""
+
+    def session(self, tables: object) -> _NoMatplotlib:
+        return self
+
+    def __enter__(self) -> _NoMatplotlib:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, code: str, timeout: float | None = None) -> ExecResult:
+        error = "ModuleNotFoundError: No module named 'matplotlib'"
+        return ExecResult(False, error=error, error_type="ModuleNotFoundError")
+
+
+def test_missing_matplotlib_names_the_extra_and_asks_no_repair() -> None:
+    reply = "```python\ndef make_chart(df):\n    return df\n```"
+    model = ScriptedChatModel([reply])  # a repair call would run out of replies
+    solver = ChartSolver(model, _NoMatplotlib())  # type: ignore[arg-type]
+    result = solver.solve("plot a by b", pd.DataFrame({"a": [1], "b": [2]}))
+    assert not result.ok and result.error == (
+        "the chart could not be drawn: matplotlib is not installed where the sandbox runs "
+        "Python; install it in the same environment (pip install 'tablerag-agents[charts]')"
+    )
+    assert len(model.prompts) == 1
