@@ -177,6 +177,15 @@ class Context:
         default="markdown",
         metadata={"description": "How tables are written in prompts: markdown, string or html."},
     )
+    charts: bool = field(
+        default=True,
+        metadata={
+            "description": "Answer a question that asks for a plot ('plot sales by month', "
+            "'draw a bar chart of ...') with a chart: the model writes matplotlib code that "
+            "runs in the sandbox, and the answer carries the PNG and its data. Off: such "
+            "questions go to the solvers like any other."
+        },
+    )
     rewrite_followups: bool = field(
         default=True,
         metadata={"description": "Rewrite a follow-up question into a standalone one."},

@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field, computed_field
 
 from tablerag_agents.solve.base import CitedCell
+from tablerag_agents.solve.chart_image import Chart
 
 REPLY_METADATA_KEY = "tablerag"
 """Key of the answer in the reply message's ``response_metadata``."""
@@ -57,6 +58,9 @@ class GraphAnswer(BaseModel):
     """That attempt's error, if it failed."""
     table_ids: list[str] = Field(default_factory=list)
     """The tables the answer was sought in (the first is the main table)."""
+    chart: Chart | None = None
+    """The chart, when the question asked for one: a base64 PNG (at most
+    ``ChartLimits.max_png_bytes``), its size and title, and the data it plots."""
 
     @classmethod
     def from_message(cls, message: BaseMessage) -> GraphAnswer | None:

@@ -28,6 +28,7 @@ from tablerag_agents.solve.factory import SOLVER_NAMES, check_solver_name
 if TYPE_CHECKING:
     from tablerag_agents.graphs import Context
     from tablerag_agents.graphs.result import TableQAResult
+    from tablerag_agents.solve.chart_image import Chart
 
 app = typer.Typer(
     name="tablerag",
@@ -208,12 +209,27 @@ def ask(
         Path | None, typer.Option(help="Write the run's per-node trace as JSON to this file.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
+    chart_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--chart-out",
+            help="Where to save the PNG when the question asks for a plot (default: "
+            "chart.png in the current folder, or chart-2.png... when taken; a folder: "
+            "that name inside it).",
+        ),
+    ] = None,
 ) -> None:
-    """Answer a question over a table file or the best tables of an index (the TableRAG graph)."""
+    """Answer a question over a table file or the best tables of an index (the TableRAG graph).
+
+    A question that asks for a plot ("plot sales by month") is answered with a chart:
+    the PNG is saved to a file (--chart-out) and its data printed.
+    """
     from tablerag_agents.qa import answer_question
 
     if (table_path is None) == (index_dir is None):
         raise ValueError("give exactly one of --table FILE or --index DIR")
+    if chart_out is not None and not chart_out.is_dir() and not chart_out.parent.is_dir():
+        raise ValueError(f"--chart-out: the folder {str(chart_out.parent)!r} does not exist")
     ctx = _context(solver, settings)
     result = answer_question(
         question,
@@ -224,10 +240,16 @@ def ask(
     )
     if trace is not None:
         trace.write_text(json.dumps(result.trace, indent=2, ensure_ascii=False, default=str))
+    chart = result.answer.chart
+    saved = _save_chart(chart.png_bytes(), chart_out) if chart is not None else None
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
+        if saved is not None:
+            err_console.print(f"Chart saved to {saved}")
         return
     _print_answer(result)
+    if chart is not None and saved is not None:
+        _print_chart(chart, saved)
 
 
 @app.command()
@@ -557,6 +579,43 @@ def _print_event(mode: str, chunk: Any) -> None:
     elif mode == "custom":
         details = ", ".join(f"{k}={v}" for k, v in chunk.items() if k != "node")
         console.print(Text(f"  {chunk.get('node', '')}: {details}", style="dim"))
+
+
+def _save_chart(png: bytes, where: Path | None) -> Path:
+    """Write a chart's PNG to ``where`` (a file or a folder), or to a new chart*.png here."""
+    folder = where if where is not None and where.is_dir() else None
+    if where is not None and folder is None:
+        path = where
+    else:
+        base = folder or Path(".")
+        path, n = base / "chart.png", 2
+        while path.exists():
+            path, n = base / f"chart-{n}.png", n + 1
+    try:
+        path.write_bytes(png)
+    except OSError as exc:
+        raise ValueError(f"cannot save the chart to {str(path)!r}: {exc.strerror or exc}") from exc
+    return path
+
+
+def _print_chart(chart: Chart, path: Path) -> None:
+    """Say where the chart went, and print the first rows of its data."""
+    console.print(
+        Text("Chart: ", style="bold")
+        + Text(f"{path} ({chart.width} x {chart.height} px)")
+        + Text(f" {chart.title!r}" if chart.title else "")
+    )
+    for note in chart.notes:
+        console.print(f"[dim]{note}[/dim]")
+    data = chart.data
+    if data is None or not data.rows:
+        return
+    table = RichTable(*data.columns, title=f"Chart data ({data.n_rows} rows)", title_justify="left")
+    for row in data.rows[:10]:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    console.print(table)
+    if data.n_rows > 10:
+        console.print(f"[dim]... {data.n_rows - 10} more rows[/dim]")
 
 
 def _print_answer(result: TableQAResult) -> None:

@@ -156,3 +156,11 @@ class TableLimitError(TableLoadError):
         self.detail = detail
         extra = f": {detail}" if detail else ""
         super().__init__(source, f"exceeded the {limit} limit of {value}{extra}")
+
+
+class ChartError(TableRAGError):
+    """A chart drawn by model-written code could not be returned.
+
+    No figure was drawn, it went past a size limit, or what came back from the
+    sandbox is not a well-formed PNG; the message names the limit and the value.
+    """

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,8 +174,12 @@ def run_code(
     *,
     timeout: float | None,
     max_frame_bytes: int,
+    after: Callable[[Session, ExecResult], None] | None = None,
 ) -> tuple[ExecResult, SavedNamespace, list[str]]:
     """Run ``code`` with ``saved`` restored over ``tables``; return the new variables.
+
+    ``after`` is called with the session and the code's result before the variables
+    are taken (e.g. to render a figure the code drew).
 
     Returns:
         The code's result, the variables to save, and notes for the model.
@@ -188,6 +192,8 @@ def run_code(
         elif pre.value:
             notes.append(f"not restored: {', '.join(map(str, pre.value))}")
         result = session.run(code, timeout=timeout)
+        if after is not None:
+            after(session, result)
         inventory = session.run(
             INVENTORY.format(cap=MAX_VALUE_CHARS), timeout=HOUSEKEEPING_TIMEOUT_S
         )

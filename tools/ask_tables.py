@@ -17,6 +17,8 @@ from tablerag_agents.errors import TableRAGError
 
 #: Cited cells listed in the text for the model (the artifact has them all).
 MAX_CITED_SHOWN = 8
+#: Rows of a chart's data listed in the text (the artifact's chart has them all).
+MAX_CHART_ROWS_SHOWN = 10
 
 
 class AskTablesInput(BaseModel):
@@ -99,6 +101,20 @@ def _answer_text(answer: GraphAnswer) -> str:
         f"Confidence {answer.confidence:.2f} (solver {answer.solver or '-'}; "
         f"tables: {', '.join(answer.table_ids) or '-'})"
     )
+    chart = answer.chart
+    if chart is not None:
+        title = f" {chart.title!r}" if chart.title else ""
+        lines.append(
+            f"Chart{title}: a {chart.width} x {chart.height} PNG, returned to the user in the "
+            "artifact's 'chart'"
+        )
+        if chart.data is not None:
+            rows = "; ".join(
+                ", ".join(f"{c}={v}" for c, v in zip(chart.data.columns, row, strict=False))
+                for row in chart.data.rows[:MAX_CHART_ROWS_SHOWN]
+            )
+            rest = chart.data.n_rows - min(len(chart.data.rows), MAX_CHART_ROWS_SHOWN)
+            lines.append(f"Chart data: {rows}" + (f" (+{rest} more rows)" if rest > 0 else ""))
     cells = answer.cited_cells
     if cells:
         shown = [

@@ -6,11 +6,14 @@ namespace; a ``session_id`` the model passes is a separate set of variables
 inside its conversation) without holding a sandbox worker between calls: see
 :mod:`tablerag_agents.tools._namespace` for how, and for which values survive.
 A code error or a time limit is a failed call (``status="error"``) whose text is
-the traceback's tail; the variables of the code before it are kept.
+the traceback's tail; the variables of the code before it are kept. A matplotlib
+figure the code leaves open is rendered to a PNG in the sandbox and returned in the
+artifact's ``chart`` (bounded by :class:`~tablerag_agents.solve.chart_image.ChartLimits`).
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pandas as pd
@@ -22,8 +25,9 @@ from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools._namespace import NamespaceStore, run_code
 from tablerag_agents.tools.catalog import TableCatalog
 
-from tablerag_agents.errors import SandboxError, SandboxUnavailableError
-from tablerag_agents.sandbox import ExecResult
+from tablerag_agents.errors import ChartError, SandboxError, SandboxUnavailableError
+from tablerag_agents.sandbox import ExecResult, Session
+from tablerag_agents.solve.chart_image import Chart, ChartLimits, capture_cell, read_capture
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.tables import Table
 
@@ -60,6 +64,46 @@ class PythonSandboxInput(BaseModel):
     )
 
 
+class _FigureGrab:
+    """Render the figure a call's code left open (a chart record, or a note saying why not)."""
+
+    def __init__(self, limits: ChartLimits, code: str, timeout: float | None) -> None:
+        self.limits = limits
+        self.code = code
+        self.timeout = timeout
+        self.chart: dict[str, Any] | None = None
+        self.note: str | None = None
+
+    def __call__(self, session: Session, result: ExecResult) -> None:
+        """Run the capture cell after successful code; keep a checked PNG."""
+        if not result.ok:
+            return
+        shot = session.run(capture_cell(self.limits), timeout=self.timeout)
+        if not shot.ok:
+            self.note = f"the figure could not be rendered: {shot.error_type}: {shot.error}"
+            return
+        if shot.value is None and not shot.notes:
+            return  # no figure open: an ordinary call
+        try:
+            captured = read_capture(shot.value, self.limits)
+        except ChartError as exc:
+            self.note = f"the figure was not returned: {exc}"
+            return
+        chart = Chart(
+            png_base64=base64.b64encode(captured.png).decode("ascii"),
+            width=captured.width,
+            height=captured.height,
+            title=captured.title,
+            code=self.code,
+        )
+        self.chart = chart.model_dump(mode="json")
+        title = f" {captured.title!r}" if captured.title else ""
+        self.note = (
+            f"the figure{title} ({captured.width} x {captured.height} px) was returned to "
+            "the user as a PNG"
+        )
+
+
 def conversation_key(config: RunnableConfig | None) -> str:
     """Which conversation a call belongs to: the thread id, else the run id, else ``default``."""
     config = config or {}
@@ -92,6 +136,8 @@ class PythonSandboxTool(TableTool):
     """Saved variables per conversation."""
     timeout_s: float | None = None
     """Time limit of one call's code (None: the sandbox policy's ``timeout_s``)."""
+    chart_limits: ChartLimits = Field(default_factory=ChartLimits)
+    """Size bounds of a figure returned as a PNG."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -121,6 +167,7 @@ class PythonSandboxTool(TableTool):
             sandbox = self.catalog.resources.sandbox
         except RuntimeError as exc:  # the toolkit was closed
             raise ToolException(f"the sandbox is not available: {exc}") from exc
+        figure = _FigureGrab(self.chart_limits, code, self.timeout_s)
         try:
             with self.namespaces.checkout(key) as saved:
                 result, new, notes = run_code(
@@ -130,6 +177,7 @@ class PythonSandboxTool(TableTool):
                     code,
                     timeout=self.timeout_s,
                     max_frame_bytes=self.namespaces.max_frame_bytes,
+                    after=figure,
                 )
                 self.namespaces.put(key, new)
         except (SandboxError, SandboxUnavailableError) as exc:
@@ -137,6 +185,7 @@ class PythonSandboxTool(TableTool):
         text = _observation(result, code, named)
         lost = [f"{n} ({why})" for n, why in new.lost.items()]
         notes += [f"not kept for your next call: {', '.join(lost)}"] if lost else []
+        notes += [figure.note] if figure.note else []
         text += "".join(f"\n[note] {n}" for n in notes)
         if result.error:  # a code error or a time limit: a failed call (status="error")
             raise ToolException(text)
@@ -148,6 +197,7 @@ class PythonSandboxTool(TableTool):
             "error": result.error,
             "tables": {name: t.id for name, t in named.items()},
             "variables": new.names(),
+            "chart": figure.chart,
         }
         return text, artifact
 

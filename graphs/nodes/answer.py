@@ -73,6 +73,7 @@ def final_answer(
         items=[] if abstained else list(best["answer_items"]),
         sentence="" if abstained else best.get("explanation", ""),
         cited_cells=[] if abstained else cells,
+        chart=None if abstained else best.get("chart"),
         confidence=round(score, 3),
         abstained=abstained,
         low_confidence=low,

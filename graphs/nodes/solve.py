@@ -11,19 +11,29 @@ from tablerag_agents.graphs.nodes._common import ResourcesGetter, context_of, pr
 from tablerag_agents.graphs.nodes.retrieve import question_of
 from tablerag_agents.graphs.state import State
 
+from tablerag_agents.resources import Resources
 from tablerag_agents.solve import (
+    Solver,
     SolverContext,
     SolverResult,
     make_solver,
     needs_embeddings,
     needs_sandbox,
 )
+from tablerag_agents.solve.chart import CHART_SOLVER, ChartSolver
+from tablerag_agents.solve.chart_request import asks_for_chart
 from tablerag_agents.solve.confidence import run_confidence
 
 
 def next_solver(state: State, ctx: Context) -> str | None:
-    """The solver to run now: the Context's, then each untried retry solver."""
+    """The solver to run now: the Context's, then each untried retry solver.
+
+    A question that asks for a chart gets the chart solver alone (with ``charts`` on):
+    the other solvers answer with a value, not a picture.
+    """
     attempts = state.get("attempts") or []
+    if ctx.charts and asks_for_chart(question_of(state)):
+        return None if attempts else CHART_SOLVER
     if not attempts:
         return ctx.solver
     tried = {name for a in attempts for name in [a["solver"], *a.get("tried", [])]}
@@ -69,6 +79,24 @@ def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> So
     )
 
 
+def _solver(name: str, ctx: Context, res: Resources) -> Solver:
+    """The solver called ``name``, over the shared model, sandbox and embeddings."""
+    if name == CHART_SOLVER:
+        return ChartSolver(res.chat_model, res.sandbox)
+    return make_solver(
+        name,
+        res.chat_model,
+        res.sandbox if needs_sandbox(name) else None,
+        embeddings=res.embeddings if needs_embeddings(name) else None,
+        ground_literals=ctx.ground_literals,
+        vote_k=ctx.vote_k,
+        typed_columns=ctx.typed_columns,
+        row_numbers=ctx.row_numbers,
+        filter_hints=ctx.filter_hints,
+        table_example=ctx.table_example,
+    )
+
+
 def make_solve(resources: ResourcesGetter) -> Any:
     """Build the ``solve`` node."""
 
@@ -78,20 +106,7 @@ def make_solve(resources: ResourcesGetter) -> Any:
         res = resources()
         name = next_solver(state, ctx) or ctx.solver
         progress(runtime, "solve", step=name, tables=state.get("table_ids"))
-        sandbox = res.sandbox if needs_sandbox(name) else None
-        embeddings = res.embeddings if needs_embeddings(name) else None
-        solver = make_solver(
-            name,
-            res.chat_model,
-            sandbox,
-            embeddings=embeddings,
-            ground_literals=ctx.ground_literals,
-            vote_k=ctx.vote_k,
-            typed_columns=ctx.typed_columns,
-            row_numbers=ctx.row_numbers,
-            filter_hints=ctx.filter_hints,
-            table_example=ctx.table_example,
-        )
+        solver = _solver(name, ctx, res)
         attempts = state.get("attempts") or []
         given = solver_context(state, ctx, resources)
         result: SolverResult = solver.solve(given)

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from tablerag_agents.solve.chart_image import Chart
 from tablerag_agents.tables.render import TableFormat
 
 MAIN_TABLE = "df"
@@ -201,6 +202,8 @@ class SolverResult(BaseModel):
     the caller estimates it (:func:`~tablerag_agents.solve.confidence.run_confidence`)."""
     tried: list[str] = Field(default_factory=list)
     """Solvers a :class:`VotingSolver` ran, in order."""
+    chart: Chart | None = None
+    """The chart, when the question asked for one (the chart solver); the answer names it."""
 
     @property
     def ok(self) -> bool:
