@@ -62,10 +62,16 @@ def write_squares_csv(path: Path, rows: int = ROWS) -> Path:
 
 @contextmanager
 def page_server(
-    folder: Path, token: str | list[str] = TOKEN, model: Any | None = None
+    folder: Path,
+    token: str | list[str] = TOKEN,
+    model: Any | None = None,
+    sandbox: Any | None = None,
 ) -> Iterator[str]:
-    """Serve the app (fake model, the ``numbers`` table, threads in ``folder``); its base URL."""
-    resources = numbers_resources(model)
+    """Serve the app (fake model, the ``numbers`` table, threads in ``folder``); its base URL.
+
+    ``sandbox``: a shared sandbox to run code in (default: one of the resources' own).
+    """
+    resources = numbers_resources(model, **({"sandbox": sandbox} if sandbox else {}))
     app = create_app(
         resources, db_path=folder / "threads.sqlite", token=token, context=Context(solver="sql")
     )

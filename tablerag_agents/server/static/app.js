@@ -1,6 +1,7 @@
 // The tablerag page: tables, conversations, a question, the live run, the answer beside its table.
 
 import { api, ApiError, getToken, setToken, stream } from "./api.js";
+import { chartFigure } from "./chart.js";
 import { el, fill } from "./dom.js";
 import { TableView } from "./table.js";
 
@@ -131,9 +132,10 @@ function markCurrentThread() {
 function messageItem(message) {
   const item = el("li", { class: message.role, "data-id": message.id }, message.content);
   const answer = message.answer;
-  if (message.role === "assistant" && answer && answer.cited_cells && answer.cited_cells.length) {
+  const cited = answer && answer.cited_cells && answer.cited_cells.length;
+  if (message.role === "assistant" && answer && (cited || answer.chart)) {
     item.classList.add("has-cells");
-    item.title = "Show the cited cells";
+    item.title = cited ? "Show the cited cells" : "Show the chart";
     item.addEventListener("click", () => showAnswer(answer, item));
   }
   return item;
@@ -195,6 +197,7 @@ async function showAnswer(answer, item = null) {
   if (answer.error) meta.push(`error: ${answer.error}`);
   fill($("answer-meta"), meta.join(" · "));
   $("answer-meta").classList.toggle("low", Boolean(answer.low_confidence));
+  fill($("chart-box"), answer.chart ? chartFigure(answer.chart) : null);
   const cells = answer.cited_cells || [];
   const tableId = cells.length ? cells[0].table : (answer.table_ids || [])[0];
   fill(
