@@ -3,7 +3,7 @@
 Each MCP ``tools/call`` runs the LangChain tool as an agent would (a tool call),
 so a tool's failed call (``status="error"``) is an MCP tool error
 (``isError: true``) with the same message, and its artifact is the result's
-``structuredContent``. Arguments are validated by the tool itself, whose
+``structuredContent``; a chart in the artifact is also an ``image/png`` image. Arguments are validated by the tool itself, whose
 messages name the bad argument for the model. Python variables are kept per
 MCP session: two clients never see each other's.
 """
@@ -105,12 +105,26 @@ def tool_result(message: ToolMessage) -> types.CallToolResult:
         return error_result(text)
     artifact = message.artifact
     structured = None
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
     if artifact is not None:
         data = jsonable(artifact)
         structured = data if isinstance(data, dict) else {"results": data}
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structuredContent=structured
-    )
+        if (image := chart_image(structured)) is not None:
+            content.append(image)
+    return types.CallToolResult(content=content, structuredContent=structured)
+
+
+def chart_image(artifact: dict[str, Any]) -> types.ImageContent | None:
+    """An artifact's chart (``ask_tables``' chart answer, a ``python_sandbox`` figure) as an image.
+
+    The PNG was checked where it was made (a PNG within ``ChartLimits``); the
+    host shows it to the user, the text beside it tells the model what it shows.
+    """
+    chart = artifact.get("chart")
+    png = chart.get("png_base64") if isinstance(chart, dict) else None
+    if not isinstance(png, str) or not png:
+        return None
+    return types.ImageContent(type="image", data=png, mimeType="image/png")
 
 
 def error_result(text: str) -> types.CallToolResult:

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import ScriptedChatModel
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.tools import BaseTool
 from mcp import ClientSession
 from mcp.shared.memory import create_connected_server_and_client_session
 from mcp_testdata import table_folder
+from PIL import Image
 from tablerag_agents.tools import TableRAGToolkit
 
 from tablerag_agents.config import Settings
 from tablerag_agents.mcp_server import ToolServer
-from tablerag_agents.sandbox import SandboxPolicy
+from tablerag_agents.sandbox import Sandbox, SandboxPolicy
+from tablerag_agents.solve.chart_image import PNG_SIGNATURE
 
 
 @pytest.fixture
@@ -140,3 +145,53 @@ def test_instructions_name_only_the_tools_served(toolkit: TableRAGToolkit) -> No
     sandbox_only = ToolServer(toolkit.get_tools(["python_sandbox"])).server.instructions or ""
     assert "describe_table" in full and "sql_query" in full
     assert sandbox_only == "Tools over a fixed set of tables, named by id (never by file path)."
+
+
+CHART = (
+    "```python\ndef make_chart(df):\n    import matplotlib.pyplot as plt\n"
+    "    data = df[['Name', 'Max depth (m)']]\n"
+    "    fig, ax = plt.subplots(figsize=(5, 3))\n"
+    "    ax.bar(data['Name'], data['Max depth (m)'])\n"
+    "    ax.set_title('Depth of each lake')\n"
+    "    return data\n```"
+)
+
+
+@pytest.mark.sandbox
+async def test_a_chart_answer_is_an_image(tmp_path: Path, sandbox: Sandbox) -> None:
+    with TableRAGToolkit.from_folder(
+        table_folder(tmp_path),
+        chat_model=ScriptedChatModel([CHART]),
+        embeddings=DeterministicFakeEmbedding(size=32),
+        settings=Settings(cache_dir=tmp_path, llm_cache=False),
+        sandbox=sandbox,
+    ) as kit:
+        server = ToolServer(kit.get_tools(["ask_tables", "python_sandbox"])).server
+        async with create_connected_server_and_client_session(server) as client:
+            result = await client.call_tool(
+                "ask_tables", {"question": "plot the depth of each lake", "tables": ["lakes"]}
+            )
+            drawn = await _python(
+                client,
+                "import matplotlib.pyplot as plt\nplt.figure(figsize=(2, 2))\nplt.plot([1, 2])",
+            )
+    assert result.isError is False
+    words, image = result.content
+    assert words.type == "text" and words.text.startswith("Answer: Chart: Depth of each lake")
+    assert image.type == "image" and image.mimeType == "image/png"
+    png = base64.b64decode(image.data)
+    assert png.startswith(PNG_SIGNATURE) and Image.open(io.BytesIO(png)).size == (500, 300)
+    assert result.structuredContent is not None
+    chart = result.structuredContent["chart"]
+    assert chart["png_base64"] == image.data and chart["title"] == "Depth of each lake"
+    assert chart["data"]["rows"] == [["Lake Van", 451], ["Lake Tuz", 2], ["Lake Beysehir", 10]]
+    # A figure python_sandbox's code leaves open is an image too.
+    assert [block.type for block in drawn.content] == ["text", "image"]
+    assert Image.open(io.BytesIO(base64.b64decode(drawn.content[1].data))).size == (200, 200)
+
+
+async def test_an_answer_without_a_chart_has_no_image(toolkit: TableRAGToolkit) -> None:
+    server = ToolServer(toolkit.get_tools(["sql_query"])).server
+    async with create_connected_server_and_client_session(server) as client:
+        result = await client.call_tool("sql_query", {"query": "SELECT 1 AS one"})
+    assert [block.type for block in result.content] == ["text"]
