@@ -3,9 +3,10 @@
 Each MCP ``tools/call`` runs the LangChain tool as an agent would (a tool call),
 so a tool's failed call (``status="error"``) is an MCP tool error
 (``isError: true``) with the same message, and its artifact is the result's
-``structuredContent``; a chart in the artifact is also an ``image/png`` image. Arguments are validated by the tool itself, whose
-messages name the bad argument for the model. Python variables are kept per
-MCP session: two clients never see each other's.
+``structuredContent``; a chart in the artifact is also an ``image/png`` image.
+Arguments are validated by the tool itself, whose messages name the bad
+argument for the model. Python variables are kept per MCP session: two clients
+never see each other's.
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ REFUSED = """async () => {
     ];
     return cases.map(png_base64 => {
         const fig = chartFigure({png_base64, width: 4, height: 3, title: '<i>t</i>'});
-        return [fig.querySelectorAll('img, i').length, fig.querySelector('.chart-error').textContent];
+        const error = fig.querySelector('.chart-error').textContent;
+        return [fig.querySelectorAll('img, i').length, error];
     });
 }"""
 NATURAL_SIZE = "() => { const i = document.querySelector('#answer-chart img');"
