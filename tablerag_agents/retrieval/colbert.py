@@ -208,6 +208,31 @@ class ColBERTRetriever(Retriever):
         self._tokens = None
         self._tokens32 = None
 
+    def _doc_tokens(self, pos: int) -> np.ndarray:
+        return self._packed()[self._offsets[pos] : self._offsets[pos + 1]]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove docs by id (unknown ids are ignored); nothing is encoded again."""
+        gone = {self._pos[i] for i in ids if i in self._pos}
+        if not gone:
+            return
+        keep = [n for n in range(len(self._docs)) if n not in gone]
+        mats = [self._doc_tokens(n) for n in keep]
+        docs = [self._docs[n] for n in keep]
+        self._docs, self._pos, self._chunks = [], {}, []
+        self._offsets = np.zeros(1, dtype=np.int64)
+        self._tokens = self._tokens32 = None
+        self.add_with_tokens(docs, mats)
+
+    def subset(self, ids: Sequence[str]) -> ColBERTRetriever:
+        """Return a new index over the docs ``ids`` (KeyError for an unknown id)."""
+        out = ColBERTRetriever(self.encoder, dtype=str(self.dtype))
+        positions = [self._pos[i] for i in ids]
+        out.add_with_tokens(
+            [self._docs[n] for n in positions], [self._doc_tokens(n) for n in positions]
+        )
+        return out
+
     def _packed(self) -> np.ndarray:
         if self._tokens is None:
             dim = self._chunks[0].shape[1] if self._chunks else 0
