@@ -81,9 +81,13 @@ class CorpusIndex:
         an engine collection must not hold vectors yet.
         """
         self._setup(embeddings, config, token_encoder, weights, store_tables, engine)
-        self.channels = corpus_build.make_channels(
-            self.config, self._query_embeddings, self._token_encoder, self._engine
-        )
+        try:
+            self.channels = corpus_build.make_channels(
+                self.config, self._query_embeddings, self._token_encoder, self._engine
+            )
+        except BaseException:
+            self._engine.close()
+            raise
 
     def _setup(
         self,
