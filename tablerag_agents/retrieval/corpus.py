@@ -65,6 +65,9 @@ class CorpusIndex:
     Create with :meth:`build` or :meth:`load`; add more with :meth:`add_tables`.
     """
 
+    channels: dict[str, Retriever]
+    """Search channels by name: BM25 fields, ``dense``, ``rows``, ``colbert``."""
+
     def __init__(
         self,
         embeddings: Embeddings,
@@ -107,7 +110,7 @@ class CorpusIndex:
         )
         self.engine = (engine or EngineConfig()).with_collection()
         self._engine = VectorEngine(self.engine)
-        self.channels: dict[str, Retriever] = {}
+        self.channels = {}
         self.path: Path | None = None
         self._info: dict[str, tuple[str, str, str]] = {}  # id -> (caption, section, meta text)
         self._pending: dict[str, Table] = {}
