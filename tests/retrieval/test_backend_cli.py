@@ -108,3 +108,15 @@ def test_wrong_engine_options_are_usage_errors(tmp_path: Path) -> None:
         app, ["index", str(sample_tables_dir()), "--out", str(out), "--backend", "milvus"]
     )
     assert result.exit_code == 1 and "cannot be extended on milvus" in result.output
+
+
+@pytest.mark.parametrize("backend", ["qdrant", "milvus"])
+def test_rebuild_replaces_the_engine_collections(backend, tmp_path: Path) -> None:
+    engine_or_skip(backend, tmp_path)
+    out = tmp_path / "idx"
+    _index("--out", str(out), "--backend", backend, "--collection", "mine")
+    again = _index("--out", str(out), "--backend", backend, "--collection", "mine", "--rebuild")
+    assert "indexed 4 tables" in again and "(4 in the index" in again
+    code, hits = _search(out)
+    assert code == 0, hits
+    assert json.loads(hits)[0]["table_id"] == "lakes_of_turkey"

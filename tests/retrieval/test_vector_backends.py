@@ -226,3 +226,22 @@ def test_local_paths_are_saved_relative_to_the_index(tmp_path: Path) -> None:
     assert saved["url"] == "vectors.db"
     moved = EngineConfig.from_manifest(saved, tmp_path / "moved")
     assert moved.url == str((tmp_path / "moved" / "vectors.db").resolve())
+
+
+def test_resources_open_an_engine_index_only_when_this_user_trusts_it(tmp_path: Path) -> None:
+    from tablerag_agents.config import Settings
+    from tablerag_agents.resources import Resources
+    from tablerag_agents.retrieval.engine_trust import remember
+
+    embeddings = CountingEmbeddings()
+    engine = engine_or_skip("milvus", tmp_path)
+    CorpusIndex.build(
+        TABLES, embeddings, progress=False, engine=engine, path=tmp_path / "idx"
+    ).close()
+    settings = Settings(cache_dir=tmp_path / "cache")
+    with Resources(settings, embeddings=embeddings) as res, pytest.raises(UntrustedEngineError):
+        res.corpus(tmp_path / "idx")
+    remember(settings.cache_dir, tmp_path / "idx", CorpusIndex.engine_of(tmp_path / "idx"))
+    with Resources(settings, embeddings=embeddings) as res:
+        corpus = res.corpus(tmp_path / "idx")
+        assert corpus.search("women marathon record", k=1)[0].table_id == "marathon_1"
