@@ -114,7 +114,6 @@ class CorpusIndex:
         self.path: Path | None = None
         self._info: dict[str, tuple[str, str, str]] = {}  # id -> (caption, section, meta text)
         self._pending: dict[str, Table] = {}
-        self._removed: set[str] = set()  # stored tables to delete at the next save
         self._store: TableStore | None = None
 
     # ----------------------------------------------------------------- building
@@ -205,8 +204,6 @@ class CorpusIndex:
         for table_id in ids:
             del self._info[table_id]
             self._pending.pop(table_id, None)
-        if self._store is not None:
-            self._removed.update(t for t in ids if t in self._store)
         logger.info("removed %d tables (%d left)", len(ids), len(self._info))
         return len(ids)
 
@@ -268,11 +265,9 @@ class CorpusIndex:
         if self._store is not None and self._store.folder != store.folder:
             missing = [t for t in self._store.ids() if t not in store and t in self._info]
             store.add(self._store.get_many(missing))
-        store.remove(t for t in self._removed if t not in self._pending)
-        store.remove(t for t in store.ids() if t not in self._info)
+        store.remove([t for t in store.ids() if t not in self._info])  # removed tables
         store.add(t for tid, t in self._pending.items() if tid not in store)
         self._pending.clear()
-        self._removed.clear()
         self._store = store
 
     @classmethod
