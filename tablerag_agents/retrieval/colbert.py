@@ -103,8 +103,9 @@ class SharedQueryEncoder(Embeddings):
 
     A fused search needs both the pooled query vector (dense channel) and the
     per-token vectors (MaxSim channel); this runs the encoder once per query
-    (the last query is memoised). Documents are encoded as usual. ``name``
-    is the wrapped embeddings' name, so index keys do not change.
+    (the last query is memoised). :meth:`encode_documents` gives documents
+    both outputs from one pass too (indexing runs the encoder once, not twice).
+    ``name`` is the wrapped embeddings' name, so index keys do not change.
     """
 
     def __init__(self, embeddings: Any, *, batch_size: int = 64) -> None:
@@ -141,6 +142,21 @@ class SharedQueryEncoder(Embeddings):
                 tokens = out["token_embeddings"][mask].detach().cpu().numpy()
                 vector = out["sentence_embedding"].detach().cpu().numpy()
                 self._memo[text] = (_unit(vector), _unit(tokens))
+
+    def encode_documents(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Return each text's unit vector and unit token vectors (padding dropped), one pass."""
+        if not texts:
+            return []
+        outs = self.model.encode(
+            list(texts), output_value=None, batch_size=self.batch_size, show_progress_bar=False
+        )
+        pairs = []
+        for out in outs:
+            mask = out["attention_mask"].bool()
+            tokens = out["token_embeddings"][mask].detach().cpu().numpy()
+            vector = out["sentence_embedding"].detach().cpu().numpy()
+            pairs.append((_unit(vector), _unit(tokens)))
+        return pairs
 
     def _query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         if text not in self._memo:

@@ -118,8 +118,19 @@ def index_tables(
         channels[name].add([Doc(t.id, f[name]) for t, f in zip(tables, fields, strict=True)])
     metas = [f["meta"] for f in fields]
     meta_docs = [Doc(t.id, m) for t, m in zip(tables, metas, strict=True)]
-    if "dense" in channels:
-        dense = channels["dense"]
+    dense, colbert = channels.get("dense"), channels.get("colbert")
+    shared = getattr(dense, "embeddings", None)
+    if (
+        isinstance(dense, DenseRetriever)
+        and isinstance(colbert, ColBERTRetriever)
+        and isinstance(shared, SharedQueryEncoder)
+        and colbert.encoder == shared.tokens
+    ):  # one encoder pass gives the dense vector and the MaxSim tokens
+        pairs = _encode(shared.encode_documents, metas, "embed tables", progress)
+        dense.add_with_vectors(meta_docs, np.stack([v for v, _ in pairs]).astype(np.float32))
+        colbert.add_with_tokens(meta_docs, [t for _, t in pairs])
+        dense = colbert = None
+    if dense is not None:
         assert isinstance(dense, DenseRetriever)
         vectors = _encode(dense.embeddings.embed_documents, metas, "embed tables", progress)
         dense.add_with_vectors(meta_docs, np.asarray(vectors, dtype=np.float32))
@@ -136,8 +147,7 @@ def index_tables(
         rows.add_with_vectors(
             row_docs, np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         )
-    if "colbert" in channels:
-        colbert = channels["colbert"]
+    if colbert is not None:
         assert isinstance(colbert, ColBERTRetriever)
         mats = _encode(colbert.encoder, metas, "token vectors", progress)
         colbert.add_with_tokens(meta_docs, mats)
