@@ -57,6 +57,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--backends", default="faiss,qdrant,milvus")
     ap.add_argument("--batch", type=int, default=5000, help="tables per add_tables call")
     ap.add_argument("--latency-sample", type=int, default=100, help="questions timed one by one")
+    ap.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads for the embeddings (0: torch's default)",
+    )
     ap.add_argument("--qdrant-url", default=None, help="default: Qdrant local mode in the index")
     ap.add_argument("--milvus-url", default=None, help="default: a Milvus Lite file in the index")
     ap.add_argument("--workdir", type=Path, default=None, help="where indexes go (default: temp)")
@@ -198,6 +204,10 @@ def engine_for(args: argparse.Namespace, backend: str, folder: Path) -> Any:
 def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str, Any]:
     """Build, save and query one backend's index (runs in a child process)."""
     logging.basicConfig(level=logging.WARNING)
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     from tablerag_agents.models import get_embeddings
     from tablerag_agents.retrieval.corpus import CorpusIndex
     from tablerag_agents.retrieval.corpus_fields import LinkedPassages
@@ -325,6 +335,7 @@ def main() -> None:
         "n_questions": args.n_questions,
         "seed": args.seed,
         "batch": args.batch,
+        "torch_threads": args.torch_threads or "default",
         "passages": bool(args.wiki),
         "backends": {k: {n: v for n, v in r.items() if n != "ranks"} for k, r in results.items()},
         "parity_vs_faiss": parity(results),
