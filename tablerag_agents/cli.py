@@ -104,6 +104,28 @@ def index(
             "links, e.g. Wikipedia intros: fills the 'passages' search field."
         ),
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="Vector engine of a new index: faiss (default, files in the index), qdrant "
+            "or milvus (the [qdrant] / [milvus] extras)."
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="The engine: a server (http://host:6333, http://host:19530), a local Qdrant "
+            "folder, or a Milvus Lite .db file (default: a local store inside the index)."
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(help="Collection-name prefix on the engine (default: a fresh name)."),
+    ] = None,
+    trust_engine: Annotated[
+        bool,
+        typer.Option(help="Open the engine an existing index's manifest names (and remember)."),
+    ] = False,
 ) -> None:
     """Index tables into a directory for `search` and `ask` (adds to an existing index)."""
     from tablerag_agents.retrieval.corpus_folder import index_tables
@@ -116,10 +138,15 @@ def index(
         rebuild=rebuild,
         progress=progress,
         passages=passages,
+        backend=backend,
+        url=url,
+        collection=collection,
+        trust_engine=trust_engine,
     )
     console.print(
         f"indexed {stats['added']} tables into {out} "
-        f"({stats['total']} in the index, {stats['skipped']} skipped, {stats['seconds']:.1f}s)"
+        f"({stats['total']} in the index, {stats['skipped']} skipped, {stats['seconds']:.1f}s; "
+        f"vectors: {stats['engine']})"
     )
 
 
@@ -140,12 +167,30 @@ def search(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    url: Annotated[
+        str | None,
+        typer.Option(help="Where the index's vectors are (a Qdrant/Milvus server or local store)."),
+    ] = None,
+    trust_engine: Annotated[
+        bool,
+        typer.Option(
+            help="Open the engine the index's manifest names (needed for an index built "
+            "elsewhere; remembered for this folder)."
+        ),
+    ] = False,
 ) -> None:
     """Rank the indexed tables for a question."""
     from tablerag_agents.retrieval.corpus_folder import search_tables
 
     hits = search_tables(
-        question, index_dir, settings=Settings(), k=k, method=method, rerank=rerank
+        question,
+        index_dir,
+        settings=Settings(),
+        k=k,
+        method=method,
+        rerank=rerank,
+        url=url,
+        trust_engine=trust_engine,
     )
     if as_json:
         typer.echo(json.dumps(hits, indent=2, ensure_ascii=False))

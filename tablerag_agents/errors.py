@@ -82,6 +82,19 @@ class MalformedIndexError(UnsafeIndexError):
     """A saved index file is not what its header claims (sizes, type), so it is not read."""
 
 
+class UntrustedEngineError(CorpusIndexError):
+    """A saved index names a vector engine (server URL, local store) the caller did not trust."""
+
+    def __init__(self, path: str | Path, engine: str) -> None:
+        self.path = str(path)
+        self.engine = engine
+        super().__init__(
+            f"index at {self.path!r} keeps its vectors in {engine}, as its manifest says; "
+            "it is opened only when you name the URL yourself (--url) or trust this folder "
+            "(--trust-engine; indexes you built here are trusted)"
+        )
+
+
 class SandboxUnavailableError(TableRAGError):
     """The sandbox cannot run here; we refuse instead of running code unsafely."""
 

@@ -86,6 +86,17 @@ def frame_fingerprint(df: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
+def _same_table(a: Table, b: Table) -> bool:
+    """Whether two tables hold the same cells, caption and metadata."""
+    try:
+        same_meta = bool(a.metadata == b.metadata)
+    except (TypeError, ValueError):  # values without a plain equality (arrays...)
+        same_meta = False
+    return (
+        same_meta and a.caption == b.caption and frame_fingerprint(a.df) == frame_fingerprint(b.df)
+    )
+
+
 class Resources:
     """Lazily created, shared chat model, embeddings, sandbox, indexes and tables.
 
@@ -124,6 +135,8 @@ class Resources:
         self._tables: dict[str, Table] = {}
         self._files: dict[tuple[str, float, int], Table] = {}
         self._corpora: dict[str, CorpusIndex] = {}
+        self._registered: CorpusIndex | None = None  # every registered table, kept in sync
+        self._indexed: dict[str, Table] = {}  # what ``_registered`` holds, by id
         self._registered_corpora: OrderedDict[frozenset[str], CorpusIndex] = OrderedDict()
         self._wikipedia = wikipedia
         self._table_indexes: OrderedDict[tuple[str, str, int], TableIndex] = OrderedDict()
@@ -211,10 +224,18 @@ class Resources:
     # -- tables -------------------------------------------------------------------------
 
     def add_table(self, table: Table) -> str:
-        """Register an in-memory table under its id (replacing one with the same id)."""
+        """Register an in-memory table under its id (replacing one with the same id).
+
+        The registered corpus embeds only this table, at its next use; an equal
+        table under the same id (same cells, caption and metadata) changes nothing.
+        """
         with self._lock:
+            old = self._tables.get(table.id)
+            if old is not None and old is not table and _same_table(old, table):
+                return table.id
             self._tables[table.id] = table
-            self._registered_corpora.clear()
+            if old is not None:
+                self._forget_scopes(table.id)
         return table.id
 
     def add_file(self, path: str | Path) -> str:
@@ -253,11 +274,21 @@ class Resources:
         with self._lock:
             if self._tables.pop(table_id, None) is None:
                 return False
-            self._registered_corpora.clear()
+            self._forget_scopes(table_id)
             return True
 
+    def _forget_scopes(self, table_id: str) -> None:
+        """Drop the cached scoped corpora that hold ``table_id`` (caller holds the lock)."""
+        for key in [k for k in self._registered_corpora if table_id in k]:
+            del self._registered_corpora[key]
+
     def registered_corpus(self, ids: Iterable[str] | None = None) -> CorpusIndex:
-        """An in-memory corpus index over the registered tables (rebuilt when they change).
+        """An in-memory corpus index over the registered tables, updated incrementally.
+
+        One index holds every registered table: a table added since the last
+        call is embedded (only it), a removed or replaced one is deleted. A
+        scope (``ids``) is a copy of its tables' stored vectors and texts
+        (:meth:`CorpusIndex.subset`), cached per scope: nothing is re-embedded.
 
         Args:
             ids: Only these registered tables (default: all of them).
@@ -270,27 +301,34 @@ class Resources:
             key = frozenset(wanted)
             if not key:
                 raise ValueError("no tables registered: add tables or give a corpus index")
-            corpus = self._registered_corpora.get(key)
-            if corpus is not None:
-                self._registered_corpora.move_to_end(key)
+            corpus = self._sync_registered()
+            if len(key) == len(self._tables):
                 return corpus
-        return self._loads.run(("registered", key), lambda: self._build_registered(key))
-
-    def _build_registered(self, key: frozenset[str]) -> CorpusIndex:
-        from tablerag_agents.retrieval.corpus import CorpusIndex
-
-        with self._lock:
-            if (corpus := self._registered_corpora.get(key)) is not None:
-                return corpus
-            tables = [t for t in self._tables.values() if t.id in key]
-        corpus = CorpusIndex.build(tables, self.embeddings, progress=False)
-        with self._lock:
-            # Cached only if no table was added or removed meanwhile (it would be stale).
-            if all(self._tables.get(t.id) is t for t in tables) and len(tables) == len(key):
-                self._registered_corpora[key] = corpus
+            scoped = self._registered_corpora.get(key)
+            if scoped is None:
+                scoped = corpus.subset(t for t in self._tables if t in key)
+                self._registered_corpora[key] = scoped
                 while len(self._registered_corpora) > _MAX_REGISTERED_CORPORA:
                     self._registered_corpora.popitem(last=False)
-        return corpus
+            self._registered_corpora.move_to_end(key)
+            return scoped
+
+    def _sync_registered(self) -> CorpusIndex:
+        """Bring the all-tables index up to date with the registry (caller holds the lock)."""
+        if self._registered is None:
+            from tablerag_agents.retrieval.corpus import CorpusIndex
+
+            self._registered = CorpusIndex(self.embeddings)
+        stale = [t for t, table in self._indexed.items() if self._tables.get(t) is not table]
+        if stale:
+            self._registered.remove_tables(stale)
+            for table_id in stale:
+                del self._indexed[table_id]
+        new = [t for t in self._tables.values() if t.id not in self._indexed]
+        if new:
+            self._registered.add_tables(new, progress=False)
+            self._indexed.update((t.id, t) for t in new)
+        return self._registered
 
     @property
     def table_ids(self) -> list[str]:
@@ -302,7 +340,9 @@ class Resources:
         """The corpus index saved at ``index_dir`` (loaded once per folder).
 
         ``index_dir`` is configuration (a deployment's or a caller's own
-        folder), never a value taken from a request.
+        folder), never a value taken from a request. An index on Qdrant or
+        Milvus opens its engine only if this user trusts it (built here, or
+        ``tablerag search --trust-engine``): see ``retrieval.engine_trust``.
         """
         key = str(Path(index_dir).resolve())
         with self._lock:
@@ -315,9 +355,9 @@ class Resources:
         with self._lock:
             if (index := self._corpora.get(key)) is not None:
                 return index
-        from tablerag_agents.retrieval.corpus import CorpusIndex
+        from tablerag_agents.retrieval.corpus_folder import load_index
 
-        index = CorpusIndex.load(key, self.embeddings)
+        index = load_index(Path(key), self.embeddings, self.settings.cache_dir)
         with self._lock:
             self._corpora[key] = index
         return index
@@ -388,9 +428,13 @@ class Resources:
             if self._sandbox is not None and self._owns_sandbox:
                 self._sandbox.close()
             self._table_indexes.clear()
+            for corpus in self._corpora.values():
+                corpus.close()
             self._corpora.clear()
             self._files.clear()
             self._registered_corpora.clear()
+            self._registered = None
+            self._indexed.clear()
 
     def __enter__(self) -> Resources:
         return self

@@ -54,6 +54,20 @@ class Retriever(ABC):
         """Search several queries (subclasses batch this when they can)."""
         return [self.search(q, k) for q in queries]
 
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove docs by id (unknown ids are ignored); nothing else is re-indexed.
+
+        Retrievers that cannot delete raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot delete docs")
+
+    def subset(self, ids: Sequence[str]) -> Retriever:
+        """Return a new in-memory retriever over the docs ``ids`` only, without re-embedding.
+
+        Retrievers that cannot copy their docs raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot copy a subset")
+
     def score(self, query: str, ids: Sequence[str]) -> list[float]:
         """Score given docs for ``query`` (same scale as ``search``).
 

@@ -117,6 +117,28 @@ class BM25Retriever(Retriever):
         self._bm25 = None
         self._last = None
 
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove docs by id (unknown ids are ignored); the BM25 matrix is rebuilt lazily.
+
+        No doc is tokenized again: the remaining docs' token ids are kept.
+        """
+        gone = {self._pos[i] for i in ids if i in self._pos}
+        if not gone:
+            return
+        cache = self._token_cache()
+        keep = [n for n in range(len(self._docs)) if n not in gone]
+        self._docs = [self._docs[n] for n in keep]
+        cache.docs = [cache.docs[n] for n in keep]
+        self._pos = {d.id: n for n, d in enumerate(self._docs)}
+        self._bm25 = None
+        self._last = None
+
+    def subset(self, ids: Sequence[str]) -> BM25Retriever:
+        """Return a new index over the docs ``ids`` (KeyError for an unknown id)."""
+        out = BM25Retriever(self.tokenizer, k1=self.k1, b=self.b, method=self.method)
+        out.add([self._docs[self._pos[i]] for i in ids])
+        return out
+
     def _token_cache(self) -> _TokenCache:
         """Token ids of the current docs (read from disk or re-tokenized once)."""
         if self._tokens is None:

@@ -103,8 +103,9 @@ class SharedQueryEncoder(Embeddings):
 
     A fused search needs both the pooled query vector (dense channel) and the
     per-token vectors (MaxSim channel); this runs the encoder once per query
-    (the last query is memoised). Documents are encoded as usual. ``name``
-    is the wrapped embeddings' name, so index keys do not change.
+    (the last query is memoised). :meth:`encode_documents` gives documents
+    both outputs from one pass too (indexing runs the encoder once, not twice).
+    ``name`` is the wrapped embeddings' name, so index keys do not change.
     """
 
     def __init__(self, embeddings: Any, *, batch_size: int = 64) -> None:
@@ -141,6 +142,21 @@ class SharedQueryEncoder(Embeddings):
                 tokens = out["token_embeddings"][mask].detach().cpu().numpy()
                 vector = out["sentence_embedding"].detach().cpu().numpy()
                 self._memo[text] = (_unit(vector), _unit(tokens))
+
+    def encode_documents(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Return each text's unit vector and unit token vectors (padding dropped), one pass."""
+        if not texts:
+            return []
+        outs = self.model.encode(
+            list(texts), output_value=None, batch_size=self.batch_size, show_progress_bar=False
+        )
+        pairs = []
+        for out in outs:
+            mask = out["attention_mask"].bool()
+            tokens = out["token_embeddings"][mask].detach().cpu().numpy()
+            vector = out["sentence_embedding"].detach().cpu().numpy()
+            pairs.append((_unit(vector), _unit(tokens)))
+        return pairs
 
     def _query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         if text not in self._memo:
@@ -207,6 +223,31 @@ class ColBERTRetriever(Retriever):
         self._offsets = np.concatenate([self._offsets, ends])
         self._tokens = None
         self._tokens32 = None
+
+    def _doc_tokens(self, pos: int) -> np.ndarray:
+        return self._packed()[self._offsets[pos] : self._offsets[pos + 1]]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove docs by id (unknown ids are ignored); nothing is encoded again."""
+        gone = {self._pos[i] for i in ids if i in self._pos}
+        if not gone:
+            return
+        keep = [n for n in range(len(self._docs)) if n not in gone]
+        mats = [self._doc_tokens(n) for n in keep]
+        docs = [self._docs[n] for n in keep]
+        self._docs, self._pos, self._chunks = [], {}, []
+        self._offsets = np.zeros(1, dtype=np.int64)
+        self._tokens = self._tokens32 = None
+        self.add_with_tokens(docs, mats)
+
+    def subset(self, ids: Sequence[str]) -> ColBERTRetriever:
+        """Return a new index over the docs ``ids`` (KeyError for an unknown id)."""
+        out = ColBERTRetriever(self.encoder, dtype=str(self.dtype))
+        positions = [self._pos[i] for i in ids]
+        out.add_with_tokens(
+            [self._docs[n] for n in positions], [self._doc_tokens(n) for n in positions]
+        )
+        return out
 
     def _packed(self) -> np.ndarray:
         if self._tokens is None:

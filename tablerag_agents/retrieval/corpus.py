@@ -5,6 +5,12 @@ per text field (``meta`` = title + section + column names, ``cells``,
 ``intro``, linked ``passages``), a dense index of ``meta``, optionally dense
 row documents and a MaxSim token index. ``search(method="hybrid")`` fuses the
 channels' max-normalised scores with :class:`HybridWeights`.
+
+The dense vectors live on a vector engine (:class:`~.engines.EngineConfig`):
+FAISS files in the index folder by default, or a Qdrant or Milvus collection;
+the BM25 and MaxSim channels stay in the folder. Tables are added and removed
+one by one (:meth:`CorpusIndex.add_tables`, :meth:`CorpusIndex.remove_tables`):
+only new tables are embedded.
 """
 
 from __future__ import annotations
@@ -12,13 +18,19 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from tablerag_agents.errors import ConfigError, IndexNotFoundError, StaleIndexError
+from tablerag_agents.errors import (
+    ConfigError,
+    IndexNotFoundError,
+    StaleIndexError,
+    UntrustedEngineError,
+)
 from tablerag_agents.models.embeddings import embeddings_name
 from tablerag_agents.retrieval import corpus_build
 from tablerag_agents.retrieval.base import Hit, Retriever
@@ -32,6 +44,7 @@ from tablerag_agents.retrieval.corpus_config import (
     TableHit,
 )
 from tablerag_agents.retrieval.corpus_fields import PassageLookup
+from tablerag_agents.retrieval.engines import EngineConfig, VectorEngine
 from tablerag_agents.retrieval.hybrid import HybridRetriever
 from tablerag_agents.retrieval.rerank_llm import DEFAULT_RERANK_WEIGHT, rerank_with_llm
 from tablerag_agents.retrieval.table_store import TableStore
@@ -52,6 +65,9 @@ class CorpusIndex:
     Create with :meth:`build` or :meth:`load`; add more with :meth:`add_tables`.
     """
 
+    channels: dict[str, Retriever]
+    """Search channels by name: BM25 fields, ``dense``, ``rows``, ``colbert``."""
+
     def __init__(
         self,
         embeddings: Embeddings,
@@ -60,15 +76,41 @@ class CorpusIndex:
         token_encoder: TokenEncoder | None = None,
         weights: HybridWeights | None = None,
         store_tables: bool = True,
+        engine: EngineConfig | None = None,
     ) -> None:
-        """Create an empty index (prefer :meth:`build`)."""
+        """Create an empty index (prefer :meth:`build`).
+
+        ``engine`` says where the dense vectors go (default: FAISS in the folder);
+        an engine collection must not hold vectors yet.
+        """
+        self._setup(embeddings, config, token_encoder, weights, store_tables, engine)
+        try:
+            self.channels = corpus_build.make_channels(
+                self.config, self._query_embeddings, self._token_encoder, self._engine
+            )
+        except BaseException:
+            self._engine.close()
+            raise
+
+    def _setup(
+        self,
+        embeddings: Embeddings,
+        config: CorpusConfig | None,
+        token_encoder: TokenEncoder | None,
+        weights: HybridWeights | None,
+        store_tables: bool,
+        engine: EngineConfig | None,
+    ) -> None:
         self.embeddings = embeddings
         self.config = config or CorpusConfig()
         self.weights = weights or HybridWeights()
         self.store_tables = store_tables
-        self.channels, self.colbert = corpus_build.make_channels(
+        self._query_embeddings, self._token_encoder, self.colbert = corpus_build.channel_encoders(
             self.config, embeddings, token_encoder
         )
+        self.engine = (engine or EngineConfig()).with_collection()
+        self._engine = VectorEngine(self.engine)
+        self.channels = {}
         self.path: Path | None = None
         self._info: dict[str, tuple[str, str, str]] = {}  # id -> (caption, section, meta text)
         self._pending: dict[str, Table] = {}
@@ -88,6 +130,7 @@ class CorpusIndex:
         weights: HybridWeights | None = None,
         store_tables: bool = True,
         progress: bool = True,
+        engine: EngineConfig | None = None,
     ) -> CorpusIndex:
         """Index ``tables``; save to ``path`` when given.
 
@@ -102,6 +145,7 @@ class CorpusIndex:
             weights: Default weights of the hybrid search.
             store_tables: Keep the tables so :meth:`get_table` can return them.
             progress: Show tqdm progress bars.
+            engine: Where the dense vectors go (default: FAISS files in ``path``).
         """
         index = cls(
             embeddings,
@@ -109,6 +153,7 @@ class CorpusIndex:
             token_encoder=token_encoder,
             weights=weights,
             store_tables=store_tables,
+            engine=engine,
         )
         index.add_tables(tables, passages=passages, progress=progress)
         if path is not None:
@@ -145,6 +190,45 @@ class CorpusIndex:
         logger.info("indexed %d tables (%d in total)", len(tables), len(self._info))
         return len(tables)
 
+    def remove_tables(self, table_ids: Iterable[str]) -> int:
+        """Remove tables from every channel (unknown ids are ignored); returns how many.
+
+        Nothing is embedded again. Engine stores change at once; call
+        :meth:`save` to update the folder.
+        """
+        ids = [t for t in dict.fromkeys(table_ids) if t in self._info]
+        if not ids:
+            return 0
+        for channel in self.channels.values():
+            channel.delete(ids)
+        for table_id in ids:
+            del self._info[table_id]
+            self._pending.pop(table_id, None)
+        logger.info("removed %d tables (%d left)", len(ids), len(self._info))
+        return len(ids)
+
+    def subset(self, table_ids: Iterable[str]) -> CorpusIndex:
+        """Return an in-memory FAISS index over some of the tables, without re-embedding.
+
+        The channels copy the stored vectors, token matrices and texts.
+
+        Raises:
+            KeyError: An id is not indexed.
+        """
+        ids = list(dict.fromkeys(table_ids))
+        missing = [t for t in ids if t not in self._info]
+        if missing:
+            raise KeyError(missing[0])
+        out = CorpusIndex.__new__(CorpusIndex)
+        out._setup(self.embeddings, self.config, None, self.weights, self.store_tables, None)
+        out._query_embeddings, out._token_encoder = self._query_embeddings, self._token_encoder
+        out.colbert = self.colbert
+        out.channels = {name: channel.subset(ids) for name, channel in self.channels.items()}
+        out._info = {t: self._info[t] for t in ids}
+        if self.store_tables:
+            out._pending = {t: self.get_table(t) for t in ids}
+        return out
+
     # -------------------------------------------------------------- persistence
     def manifest(self) -> dict[str, Any]:
         """Return what keys this index: format, embeddings name and index parameters."""
@@ -169,6 +253,9 @@ class CorpusIndex:
         if self.store_tables:
             self._save_tables(target)
         data = {**self.manifest(), "n_tables": len(self._info)}
+        if self.engine.backend != "faiss":
+            data["engine"] = self.engine.to_manifest(target)
+            data["engine_counts"] = corpus_build.engine_counts(self.channels)
         (target / MANIFEST).write_text(json.dumps(data, indent=2), encoding="utf-8")
         self.path = target
         return target
@@ -176,8 +263,9 @@ class CorpusIndex:
     def _save_tables(self, target: Path) -> None:
         store = TableStore(target / "tables")
         if self._store is not None and self._store.folder != store.folder:
-            missing = [t for t in self._store.ids() if t not in store]
+            missing = [t for t in self._store.ids() if t not in store and t in self._info]
             store.add(self._store.get_many(missing))
+        store.remove([t for t in store.ids() if t not in self._info])  # removed tables
         store.add(t for tid, t in self._pending.items() if tid not in store)
         self._pending.clear()
         self._store = store
@@ -191,41 +279,92 @@ class CorpusIndex:
         config: CorpusConfig | None = None,
         token_encoder: TokenEncoder | None = None,
         weights: HybridWeights | None = None,
+        engine_url: str | None = None,
+        trust_engine: bool = False,
     ) -> CorpusIndex:
         """Open an index saved by :meth:`save`.
+
+        An index on Qdrant or Milvus opens the engine its manifest names only
+        with ``trust_engine=True``; ``engine_url`` names the engine instead
+        (the caller's own choice, so no trust is needed). FAISS indexes need neither.
 
         Raises:
             IndexNotFoundError: If ``path`` holds no index.
             StaleIndexError: If it was built with other embeddings, other
-                parameters than ``config`` (when given) or another format.
+                parameters than ``config`` (when given) or another format, or
+                its engine holds fewer vectors than it saved.
+            UntrustedEngineError: The manifest names an engine and neither
+                ``engine_url`` nor ``trust_engine`` is given.
         """
         folder = Path(path)
-        if not (folder / MANIFEST).is_file():
-            raise IndexNotFoundError(folder)
-        found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        found = cls.read_manifest(folder)
         early = {"format_version": FORMAT_VERSION, "embeddings": embeddings_name(embeddings)}
         if any(found.get(k) != v for k, v in early.items()):
             raise StaleIndexError(folder, early, {k: found.get(k) for k in early})
+        engine = EngineConfig.from_manifest(found.get("engine"), folder)
+        if engine.backend != "faiss":
+            if engine_url is not None:
+                engine = replace(engine, url=engine_url)
+            elif not trust_engine:
+                raise UntrustedEngineError(folder, engine.describe())
         stored = CorpusConfig(**{**found["params"], "fields": tuple(found["params"]["fields"])})
-        index = cls(
+        index = cls.__new__(cls)
+        index._setup(
             embeddings,
-            config=config or stored,
-            token_encoder=token_encoder,
-            weights=weights,
-            store_tables=(folder / "tables").is_dir(),
+            config or stored,
+            token_encoder,
+            weights,
+            (folder / "tables").is_dir(),
+            engine,
         )
         expected = index.manifest()
         found_key = {k: found.get(k) for k in expected}
         if found_key != expected:
             raise StaleIndexError(folder, expected, found_key)
-        index.channels = corpus_build.load_channels(
-            folder, index.config, embeddings, index.colbert, index.channels
-        )
         index._info = corpus_build.load_info(folder)
+        index.channels = corpus_build.load_channels(
+            folder,
+            index.config,
+            index._engine,
+            index.colbert,
+            index._query_embeddings,
+            index._token_encoder,
+        )
+        if engine.backend != "faiss":
+            corpus_build.reconcile_engine(
+                index.channels, found.get("engine_counts"), set(index._info), folder
+            )
         if index.store_tables:
             index._store = TableStore(folder / "tables")
         index.path = folder
         return index
+
+    @staticmethod
+    def read_manifest(path: str | Path) -> dict[str, Any]:
+        """Return the saved index's manifest (IndexNotFoundError if there is none)."""
+        folder = Path(path)
+        if not (folder / MANIFEST).is_file():
+            raise IndexNotFoundError(folder)
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise StaleIndexError(folder, {"manifest": "a JSON object"}, {"manifest": data})
+        return data
+
+    @classmethod
+    def engine_of(cls, path: str | Path) -> EngineConfig:
+        """Where the saved index at ``path`` keeps its dense vectors (read from its manifest)."""
+        folder = Path(path)
+        return EngineConfig.from_manifest(cls.read_manifest(folder).get("engine"), folder)
+
+    def close(self) -> None:
+        """Close the vector engine's connection (an index on FAISS holds none)."""
+        self._engine.close()
+
+    def __enter__(self) -> CorpusIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------- search
     def __len__(self) -> int:
@@ -337,6 +476,8 @@ class CorpusIndex:
 
     def get_table(self, table_id: str) -> Table:
         """Return a stored table (KeyError if unknown or the index stores no tables)."""
+        if table_id not in self._info:
+            raise KeyError(table_id)
         if table_id in self._pending:
             return self._pending[table_id]
         if self._store is not None and table_id in self._store:

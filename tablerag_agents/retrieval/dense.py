@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,18 +12,20 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
 from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.retrieval.vector_index import VectorIndex
 from tablerag_agents.retrieval.vectorstore import FaissVectorStore, unit_rows
 
 logger = logging.getLogger(__name__)
 
 
 class DenseRetriever(Retriever):
-    """Embedding search; cosine similarity with the default ``FaissVectorStore``.
+    """Embedding search; cosine similarity with any :class:`~.vector_index.VectorIndex`.
 
-    Pass ``vectorstore=`` to use another engine (Chroma, PGVector...): callers
-    do not change. With a foreign store, scores are its relevance scores in [0, 1]
-    (or its native scores when it defines no relevance scale), and ``score()``
-    re-embeds the stored texts.
+    The default store is ``FaissVectorStore``; the Qdrant and Milvus stores
+    (``qdrant_store``, ``milvus_store``) are VectorIndex stores too, so they
+    score alike. Any other LangChain ``VectorStore`` (Chroma, PGVector...) works
+    as well: its scores are its relevance scores in [0, 1] (or its native scores
+    when it defines no relevance scale), and ``score()`` re-embeds the stored texts.
     """
 
     name = "dense"
@@ -37,7 +39,7 @@ class DenseRetriever(Retriever):
                 raise ValueError("DenseRetriever needs embeddings or a vectorstore")
             vectorstore = FaissVectorStore(embeddings)
         self.vectorstore = vectorstore
-        self._count = len(vectorstore) if isinstance(vectorstore, FaissVectorStore) else 0
+        self._count = 0  # docs added to a store that cannot count them
         self._last: tuple[str, np.ndarray] | None = None  # memo of the last query vector
 
     @property
@@ -50,7 +52,7 @@ class DenseRetriever(Retriever):
 
     def __len__(self) -> int:
         """Number of indexed docs."""
-        if isinstance(self.vectorstore, FaissVectorStore):
+        if isinstance(self.vectorstore, VectorIndex):
             return len(self.vectorstore)
         return self._count
 
@@ -64,12 +66,18 @@ class DenseRetriever(Retriever):
         self._count += len(docs)
 
     def add_with_vectors(self, docs: Sequence[Doc], vectors: np.ndarray) -> None:
-        """Add docs whose vectors were computed elsewhere (default store only)."""
-        if not isinstance(self.vectorstore, FaissVectorStore):
-            raise TypeError("precomputed vectors need the default FaissVectorStore")
+        """Add docs whose vectors were computed elsewhere (VectorIndex stores only)."""
+        if not isinstance(self.vectorstore, VectorIndex):
+            raise TypeError("precomputed vectors need a VectorIndex store (FAISS, Qdrant, Milvus)")
         self.vectorstore.add_embeddings(
             [d.text for d in docs], vectors, [dict(d.metadata) for d in docs], [d.id for d in docs]
         )
+
+    def documents(self) -> Iterator[Document]:
+        """Yield every stored document (VectorIndex stores only)."""
+        if not isinstance(self.vectorstore, VectorIndex):
+            raise TypeError("documents() needs a VectorIndex store (FAISS, Qdrant, Milvus)")
+        return self.vectorstore.documents()
 
     def query_vector(self, query: str) -> np.ndarray:
         """Return the unit query vector (the last one is memoised)."""
@@ -81,7 +89,7 @@ class DenseRetriever(Retriever):
         """Return the ``k`` nearest docs, best first."""
         if k <= 0:
             return []
-        if isinstance(self.vectorstore, FaissVectorStore):
+        if isinstance(self.vectorstore, VectorIndex):
             pairs = self.vectorstore.similarity_search_with_score_by_vector(
                 self.query_vector(query), k=k
             )
@@ -95,9 +103,9 @@ class DenseRetriever(Retriever):
         return [_to_hit(doc, score) for doc, score in pairs]
 
     def search_by_vector(self, vector: Sequence[float], k: int = 10) -> list[Hit]:
-        """Return the ``k`` docs nearest to a query vector (default store only)."""
-        if not isinstance(self.vectorstore, FaissVectorStore):
-            raise TypeError("search_by_vector needs the default FaissVectorStore")
+        """Return the ``k`` docs nearest to a query vector (VectorIndex stores only)."""
+        if not isinstance(self.vectorstore, VectorIndex):
+            raise TypeError("search_by_vector needs a VectorIndex store (FAISS, Qdrant, Milvus)")
         pairs = self.vectorstore.similarity_search_with_score_by_vector(vector, k=k)
         return [_to_hit(doc, score) for doc, score in pairs]
 
@@ -106,7 +114,7 @@ class DenseRetriever(Retriever):
         if not ids:
             return []
         query_vec = self.query_vector(query)
-        if isinstance(self.vectorstore, FaissVectorStore):
+        if isinstance(self.vectorstore, VectorIndex):
             doc_vecs = self.vectorstore.vectors(ids)
         else:
             docs = {d.id: d for d in self.vectorstore.get_by_ids(list(ids))}
@@ -118,10 +126,29 @@ class DenseRetriever(Retriever):
             )
         return (doc_vecs @ query_vec).astype(float).tolist()
 
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove docs by id from the store (unknown ids are ignored)."""
+        if ids:
+            self.vectorstore.delete(list(ids))
+            if not isinstance(self.vectorstore, VectorIndex):
+                self._count = max(0, self._count - len(ids))
+
+    def subset(self, ids: Sequence[str]) -> DenseRetriever:
+        """Return an in-memory FAISS retriever over ``ids``: stored vectors, no re-embedding."""
+        if not isinstance(self.vectorstore, VectorIndex):
+            raise TypeError("subset() needs a VectorIndex store (FAISS, Qdrant, Milvus)")
+        docs = {d.id: d for d in self.vectorstore.get_by_ids(list(ids))}
+        out = DenseRetriever(self.embeddings)
+        out.add_with_vectors(
+            [Doc(i, docs[i].page_content, dict(docs[i].metadata)) for i in ids],
+            self.vectorstore.vectors(ids),
+        )
+        return out
+
     def save(self, path: str | Path) -> None:
-        """Persist the default FAISS store (``FaissVectorStore.save``)."""
-        if not isinstance(self.vectorstore, FaissVectorStore):
-            raise TypeError("save() needs the default FaissVectorStore; persist your store itself")
+        """Persist a VectorIndex store (FAISS writes files under ``path``, engines flush)."""
+        if not isinstance(self.vectorstore, VectorIndex):
+            raise TypeError("save() needs a VectorIndex store; persist your store itself")
         self.vectorstore.save(path)
 
     @classmethod

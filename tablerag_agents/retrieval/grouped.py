@@ -10,7 +10,7 @@ import numpy as np
 
 from tablerag_agents.retrieval.base import Doc, Hit, Retriever
 from tablerag_agents.retrieval.dense import DenseRetriever
-from tablerag_agents.retrieval.vectorstore import FaissVectorStore
+from tablerag_agents.retrieval.vector_index import VectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class MaxGroupRetriever(Retriever):
         self.fanout = fanout
         self._members: dict[str, list[str]] = {}
         store = inner.vectorstore
-        if isinstance(store, FaissVectorStore):  # re-register members of a loaded store
+        if isinstance(store, VectorIndex):  # re-register members of a loaded store
             for doc in store.documents():
                 self._members.setdefault(str(doc.metadata[group_key]), []).append(str(doc.id))
 
@@ -57,6 +57,22 @@ class MaxGroupRetriever(Retriever):
             if self.group_key not in doc.metadata:
                 raise ValueError(f"doc {doc.id!r} has no metadata[{self.group_key!r}]")
             self._members.setdefault(str(doc.metadata[self.group_key]), []).append(doc.id)
+
+    def groups(self) -> list[str]:
+        """Ids of the groups that have members."""
+        return list(self._members)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove whole groups (every member doc) by group id; unknown ids are ignored."""
+        members = [m for g in ids for m in self._members.pop(g, [])]
+        self.inner.delete(members)
+
+    def subset(self, ids: Sequence[str]) -> MaxGroupRetriever:
+        """Return an in-memory copy holding the groups ``ids`` (their stored vectors)."""
+        members = [m for g in ids for m in self._members.get(g, [])]
+        return MaxGroupRetriever(
+            self.inner.subset(members), group_key=self.group_key, fanout=self.fanout
+        )
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Return the ``k`` best groups by their best member."""
@@ -83,5 +99,5 @@ class MaxGroupRetriever(Retriever):
         return out
 
     def save(self, path: str | Path) -> None:
-        """Persist the member index (default store only)."""
+        """Persist the member index (VectorIndex stores only)."""
         self.inner.save(path)

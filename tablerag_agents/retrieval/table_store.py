@@ -83,10 +83,15 @@ class TableStore:
         """Caption of a stored table (KeyError if unknown)."""
         return self._rows[table_id][0]
 
+    def _next_number(self) -> int:
+        """First file number after every stored one (removals leave gaps, never reuse)."""
+        numbers = [int(f[:-8]) for _, _, f in self._rows.values() if f[:-8].isdigit()]
+        return max(numbers, default=-1) + 1
+
     def add(self, tables: Iterable[Table]) -> None:
         """Write tables (ids must be new) and update the catalog."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        n = len(self._rows)
+        n = self._next_number()
         for table in tables:
             if table.id in self._rows:
                 raise ValueError(f"duplicate table id {table.id!r}")
@@ -96,6 +101,15 @@ class TableStore:
             self._rows[table.id] = (table.caption, meta, file)
             n += 1
         self._write_catalog()
+
+    def remove(self, table_ids: Iterable[str]) -> int:
+        """Delete stored tables (unknown ids are ignored); returns how many were removed."""
+        files = [self._rows.pop(t)[2] for t in table_ids if t in self._rows]
+        if files:
+            self._write_catalog()
+            for file in files:
+                _inside(self.folder, file).unlink(missing_ok=True)
+        return len(files)
 
     def _write_catalog(self) -> None:
         items = list(self._rows.items())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_core.vectorstores import VectorStore
 
 from tablerag_agents.errors import IndexNotFoundError, MalformedIndexError
 from tablerag_agents.retrieval.faiss_file import read_flat_index
+from tablerag_agents.retrieval.vector_index import VectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def unit_rows(vectors: Sequence[float] | Sequence[Sequence[float]] | np.ndarray)
     return np.ascontiguousarray(arr / norms)
 
 
-class FaissVectorStore(VectorStore):
+class FaissVectorStore(VectorIndex):
     """Cosine-similarity vector store on ``faiss.IndexFlatIP`` over unit vectors.
 
     Scores returned by ``similarity_search_with_score`` are cosine similarities
@@ -129,9 +129,9 @@ class FaissVectorStore(VectorStore):
         """Return the stored documents for the ids that exist, in the given order."""
         return [self._docs[self._label_of[i]] for i in ids if i in self._label_of]
 
-    def documents(self) -> list[Document]:
-        """Return every stored document, oldest first."""
-        return [self._docs[label] for label in sorted(self._docs)]
+    def documents(self) -> Iterator[Document]:
+        """Yield every stored document, oldest first."""
+        return iter([self._docs[label] for label in sorted(self._docs)])
 
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """Return the stored unit vectors of ``ids`` (KeyError for an unknown id)."""

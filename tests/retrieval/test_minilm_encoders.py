@@ -62,3 +62,14 @@ def test_maxsim_ranks_related_text_first(minilm):
         maxsim(qt, sentence_transformer_token_encoder(minilm)(["List of birds of Hawaii"])[0]),
         abs=1e-2,
     )
+
+
+def test_one_document_pass_matches_the_two_separate_passes(minilm):
+    texts = ["Marathon world record progression | Men | Time | Name", "a", "List of lakes " * 20]
+    pairs = SharedQueryEncoder(minilm).encode_documents(texts)  # batched: padded to the longest
+    tokens = sentence_transformer_token_encoder(minilm)(texts)
+    vectors = minilm.embed_documents(texts)
+    for (vector, mat), want_vec, want_mat in zip(pairs, vectors, tokens, strict=True):
+        np.testing.assert_allclose(vector, want_vec, atol=1e-5)
+        assert mat.shape == want_mat.shape
+        np.testing.assert_allclose(mat, want_mat, atol=1e-4)
