@@ -433,7 +433,8 @@ def main(argv: Sequence[str] | None = None, *, model: BaseChatModel | None = Non
     model = model if model is not None else get_chat_model(settings)
     out: dict[str, Any] = {
         "benchmark": "agent_tool_calling",
-        "command": "python bench/agent_tool_calling.py " + " ".join(sys.argv[1:]),
+        "command": "python bench/agent_tool_calling.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
         "chat_model": settings.chat_model,
         "tools": args.tools or ",".join(example.DEFAULT_TOOLS),
         "first_steps": first_steps,
