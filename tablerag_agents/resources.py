@@ -129,7 +129,8 @@ class Resources:
         self._owns_sandbox = sandbox is None
         self._sandbox_policy = sandbox_policy
         self._max_table_indexes = max_table_indexes
-        # Guards the dicts below only: nothing slow runs under it (loads go through _loads).
+        # Guards the dicts below. Loads go through _loads, never under it; the one slow
+        # step under it is embedding newly registered tables (_sync_registered).
         self._lock = threading.RLock()
         self._loads = _KeyedLoads()
         self._tables: dict[str, Table] = {}
