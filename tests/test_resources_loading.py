@@ -20,28 +20,43 @@ def _resources() -> Resources:
     return Resources(chat_model=ScriptedChatModel([]), embeddings=BagOfWordsEmbeddings())
 
 
+class _LoadedIndex:
+    """What a patched ``load_index`` returns: a name, and ``close`` as Resources needs."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LoadedIndex) and other.name == self.name
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def test_two_corpus_indexes_load_at_the_same_time(tmp_path: Path, monkeypatch) -> None:
     both_loading = threading.Barrier(2, timeout=5)
 
-    def load(cls: Any, path: str, embeddings: Any, **kwargs: Any) -> str:
+    def load(path: Path, embeddings: Any, cache_dir: Path, **kwargs: Any) -> str:
         both_loading.wait()  # breaks (BrokenBarrierError) if the loads run one after the other
-        return f"index at {Path(path).name}"
+        return _LoadedIndex(f"index at {Path(path).name}")
 
-    monkeypatch.setattr("tablerag_agents.retrieval.corpus.CorpusIndex.load", classmethod(load))
+    monkeypatch.setattr("tablerag_agents.retrieval.corpus_folder.load_index", load)
     with _resources() as res, ThreadPoolExecutor(2) as pool:
         loaded = list(pool.map(res.corpus, [tmp_path / "a", tmp_path / "b"]))
-    assert loaded == ["index at a", "index at b"]
+    assert [index.name for index in loaded] == ["index at a", "index at b"]
 
 
 def test_one_corpus_index_loads_once_for_concurrent_callers(tmp_path: Path, monkeypatch) -> None:
     calls = []
 
-    def load(cls: Any, path: str, embeddings: Any, **kwargs: Any) -> object:
+    def load(path: Path, embeddings: Any, cache_dir: Path, **kwargs: Any) -> object:
         calls.append(path)
         time.sleep(0.3)
-        return object()
+        return _LoadedIndex("a")
 
-    monkeypatch.setattr("tablerag_agents.retrieval.corpus.CorpusIndex.load", classmethod(load))
+    monkeypatch.setattr("tablerag_agents.retrieval.corpus_folder.load_index", load)
     with _resources() as res, ThreadPoolExecutor(8) as pool:
         loaded = list(pool.map(lambda _: res.corpus(tmp_path / "a"), range(8)))
         assert res.corpus(tmp_path / "a") is loaded[0]
@@ -95,18 +110,18 @@ def test_a_failed_load_reaches_its_waiters_and_the_next_call_loads_again(
 ) -> None:
     calls = []
 
-    def load(cls: Any, path: str, embeddings: Any, **kwargs: Any) -> str:
+    def load(path: Path, embeddings: Any, cache_dir: Path, **kwargs: Any) -> str:
         calls.append(path)
         time.sleep(0.2)
         if len(calls) == 1:
             raise OSError("disk hiccup")
-        return "index"
+        return _LoadedIndex("index")
 
-    monkeypatch.setattr("tablerag_agents.retrieval.corpus.CorpusIndex.load", classmethod(load))
+    monkeypatch.setattr("tablerag_agents.retrieval.corpus_folder.load_index", load)
     with _resources() as res, ThreadPoolExecutor(4) as pool:
         futures = [pool.submit(res.corpus, tmp_path / "a") for _ in range(4)]
         for future in futures:
             with pytest.raises(OSError, match="disk hiccup"):
                 future.result()
         assert len(calls) == 1
-        assert res.corpus(tmp_path / "a") == "index" and len(calls) == 2
+        assert res.corpus(tmp_path / "a") == _LoadedIndex("index") and len(calls) == 2

@@ -22,7 +22,7 @@ from langchain_qdrant import QdrantVectorStore
 from qdrant_client import QdrantClient, models
 
 from tablerag_agents.retrieval.vector_index import MAX_STORED_TEXT, VectorIndex, engine_key
-from tablerag_agents.retrieval.vectorstore import unit_rows
+from tablerag_agents.retrieval.vectorstore import aligned_inputs, unit_rows
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +67,8 @@ class QdrantVectors(QdrantVectorStore, VectorIndex):
         """Upsert texts with precomputed vectors (an existing id is replaced)."""
         if len(texts) == 0:
             return []
-        metas = list(metadatas) if metadatas is not None else [{} for _ in texts]
-        doc_ids = [i or uuid.uuid4().hex for i in (ids or [None] * len(texts))]
-        if not len(texts) == len(metas) == len(doc_ids) == len(vectors):
-            raise ValueError("texts, vectors, metadatas and ids must have the same length")
+        metas, given = aligned_inputs(texts, vectors, metadatas, ids)
+        doc_ids = [i or uuid.uuid4().hex for i in given]
         unit = unit_rows(vectors)
         if not self._exists():
             self._create(unit.shape[1])

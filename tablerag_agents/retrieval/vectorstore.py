@@ -24,6 +24,24 @@ _INDEX_FILE = "faiss.index"
 _DOCS_FILE = "docstore.parquet"
 
 
+def aligned_inputs(
+    texts: Sequence[str],
+    vectors: Sequence[Sequence[float]] | np.ndarray,
+    metadatas: Sequence[dict[str, Any]] | None,
+    ids: Sequence[str | None] | None,
+) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """The metadatas and ids of an ``add_embeddings`` call, one per text.
+
+    Raises:
+        ValueError: The texts, vectors, metadatas and ids differ in length.
+    """
+    metas = list(metadatas) if metadatas is not None else [{} for _ in texts]
+    given: list[str | None] = list(ids) if ids is not None else [None] * len(texts)
+    if not len(texts) == len(metas) == len(given) == len(vectors):
+        raise ValueError("texts, vectors, metadatas and ids must have the same length")
+    return metas, given
+
+
 def unit_rows(vectors: Sequence[float] | Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     """Return float32 rows scaled to unit length (zero rows stay zero)."""
     arr = np.asarray(vectors, dtype=np.float32)
@@ -81,10 +99,7 @@ class FaissVectorStore(VectorIndex):
         """Add texts with precomputed vectors; existing ids are replaced."""
         if len(texts) == 0:
             return []
-        metadatas = list(metadatas) if metadatas is not None else [{} for _ in texts]
-        given = list(ids) if ids is not None else [None] * len(texts)
-        if not len(texts) == len(metadatas) == len(given) == len(vectors):
-            raise ValueError("texts, vectors, metadatas and ids must have the same length")
+        metadatas, given = aligned_inputs(texts, vectors, metadatas, ids)
         out_ids = [i if i else f"doc-{self._next_label + n}" for n, i in enumerate(given)]
         self.delete([i for i in out_ids if i in self._label_of])
         unit = unit_rows(vectors)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import engine_or_skip
+from engine_helpers import engine_or_skip
 from typer.testing import CliRunner
 
 from tablerag_agents.cli import app

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-from conftest import CountingEmbeddings
+from engine_helpers import CountingEmbeddings
 
 from tablerag_agents.resources import Resources
 from tablerag_agents.tables.model import Table

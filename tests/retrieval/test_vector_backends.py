@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CountingEmbeddings, engine_or_skip
+from engine_helpers import CountingEmbeddings, engine_or_skip
 from test_corpus_index import PASSAGES, TABLES, _table
 
 from tablerag_agents.errors import ConfigError, StaleIndexError, UntrustedEngineError
