@@ -95,7 +95,7 @@ async def run_http(
 ) -> None:
     """Serve over Streamable HTTP on ``127.0.0.1:port`` (0: a free port) until interrupted.
 
-    ``announce`` receives the endpoint's URL once the port is bound.
+    ``announce`` receives the endpoint's URL once the port is bound and listening.
     """
     import uvicorn
 
@@ -107,6 +107,9 @@ async def run_http(
         sock.close()
         raise ValueError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror}") from None
     with sock:
+        # Listen before announcing: a client that connects while uvicorn starts waits in
+        # the backlog instead of being refused.
+        sock.listen(128)
         config = uvicorn.Config(http_app(server), log_level="warning", lifespan="on")
         announce(f"http://{LOOPBACK}:{sock.getsockname()[1]}{ENDPOINT}")
         await uvicorn.Server(config).serve(sockets=[sock])
