@@ -27,7 +27,7 @@ _WORD = re.compile(r"[^\W_]+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _ORDINAL_WORDS = {
     "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
-    "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10", "last": "last",
+    "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10",
 }  # fmt: skip
 _SHOWN_VALUES = 6
 _SHOWN_CHARS = 40
