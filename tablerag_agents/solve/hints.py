@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 _KEY_ERROR = re.compile(r"KeyError: (?:\"|')(.+?)(?:\"|')\s*$", re.M)
+_SQL_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)")
 
@@ -44,6 +45,17 @@ def error_hint(error: str, code: str, columns: Iterable[str]) -> str | None:
         listed = ", ".join(repr(c) for c in cols[:30])
         guess = f" Did you mean {near!r}?" if near else ""
         return f"Hint: there is no column {m.group(1)!r}.{guess} The columns are: {listed}."
+    m = _SQL_MISSING_COLUMN.search(error)
+    if m:
+        # DuckDB's own "Candidate bindings" name a few columns; the model needs them all.
+        name = m.group(1).replace('""', '"')
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in cols[:30])
+        near = _closest(name, cols)
+        guess = f' Did you mean "{near}"?' if near and near != name else ""
+        return (
+            f'Hint: there is no column "{name}".{guess} The columns are: {listed}. Use '
+            "one of them, or leave the condition out if the table has no such column."
+        )
     m = _NAME_ERROR.search(error)
     if m:
         defined = {d for d in _IDENT.findall(code) if d != m.group(1)}

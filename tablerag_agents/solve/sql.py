@@ -23,6 +23,7 @@ from tablerag_agents.solve.grounding import (
     swaps_note,
     unasked_number_filters,
 )
+from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import RunRecorder, answer_from_result
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import (
@@ -37,6 +38,7 @@ from tablerag_agents.solve.sql_repair import (
     add_missing_from,
     cast_text_numbers,
     fix_column_names,
+    quote_bare_columns,
     quote_literals,
 )
 from tablerag_agents.solve.table_example import example_block
@@ -209,6 +211,9 @@ class SQLSolver:
         kept: tuple[SQLResult, str] | None = None
         tried: set[str] = set()
         nudged = False
+        failed, last_obs = True, ""  # whether the last query ran to nothing, and what it said
+        repeat_told = False
+        columns = [str(c) for frame in tables.values() for c in frame.columns]
         asked_yes_no = False  # a yes/no question answered by a value: asked once for yes/no
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
@@ -232,7 +237,12 @@ class SQLSolver:
                     observation=REPEATED,
                     ok=last is not None and last.ok,
                 )
-                break
+                if not failed or repeat_told or attempt == self.max_retries:
+                    break  # a kept answer, or told once already
+                repeat_told = True  # say so once: a small model resends a failed query as is
+                follow = load_prompt("sql_repeat").format(result=last_obs)
+                messages += [AIMessage(reply.text), HumanMessage(follow)]
+                continue
             tried.add(key)
             last, sql = self._run_step(rec, reply, engine, sql, tables)
             obs = last.observation()
@@ -241,7 +251,11 @@ class SQLSolver:
             empty = not last.rows or (
                 len(last.rows) == 1 and len(last.rows[0]) == 1 and looks_empty(last.rows[0][0])
             )
-            hint = literal_hint(sql, tables, "sql") if not last.ok or empty else None
+            failed, last_obs = not last.ok or empty, obs
+            hint = literal_hint(sql, tables, "sql") if failed else None
+            if not last.ok:
+                known = error_hint(last.error or "", sql, columns)
+                hint = f"{known}\n{hint}" if known and hint else known or hint
             if self.filter_hints and last.ok and empty:
                 extra = condition_hints(sql, tables, ctx.question)
                 hint = f"{hint}\n{extra}" if hint and extra else hint or extra
@@ -373,7 +387,8 @@ class SQLSolver:
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
         near-miss column names, arithmetic on number-like text columns, a missing
-        ``FROM`` and unescaped apostrophes in string literals.
+        ``FROM``, column names with spaces left unquoted and unescaped apostrophes in
+        string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -397,6 +412,7 @@ class SQLSolver:
                 or fix_column_names(current, result.error, columns)
                 or cast_text_numbers(current, result.error, text_columns)
                 or add_missing_from(current, result.error, MAIN_SQL_TABLE)
+                or quote_bare_columns(current, result.error, columns)
             )
             if fixed is None and "syntax" in result.error.lower():
                 fixed = fix_sql_apostrophes(current)

@@ -131,6 +131,40 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
     return fixed if fixed != sql else None
 
 
+_SEGMENTS = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
+"""A '...' string literal or a "..." identifier: the parts a repair leaves alone."""
+
+
+def quote_bare_columns(sql: str, error: str, columns: set[str]) -> str | None:
+    """Quote column names with spaces or punctuation written without double quotes.
+
+    ``SELECT Top scorer (League) FROM t`` is a syntax error, and ``Avg. Attendance``
+    reads as column ``Attendance`` of a table ``Avg``; when DuckDB reports a syntax
+    error or a name it cannot find, every bare occurrence (outside string literals and quoted identifiers)
+    of a column whose name is not a plain identifier is wrapped in double quotes,
+    longest names first so ``Top scorer (League)`` wins over ``Top scorer``.
+    Returns the fixed SQL or None.
+    """
+    lowered = error.lower()
+    if "syntax error" not in lowered and "not found" not in lowered:
+        return None
+    fixed = sql
+    for name in sorted(columns, key=len, reverse=True):
+        if re.fullmatch(r"[A-Za-z_]\w*", name) or not name.strip():
+            continue
+        # Word boundaries only where the name starts or ends with a word character.
+        left = r"(?<!\w)" if re.match(r"\w", name) else ""
+        right = r"(?!\w)" if re.search(r"\w$", name) else ""
+        bare = re.compile(left + re.escape(name) + right)
+        quoted = quote_ident(name)
+        parts = _SEGMENTS.split(fixed)
+        fixed = "".join(
+            part if i % 2 else bare.sub(lambda _, q=quoted: q, part)
+            for i, part in enumerate(parts)
+        )
+    return fixed if fixed != sql else None
+
+
 _CASE_ONLY = re.compile(
     r"^\s*SELECT\s+CASE\s+WHEN\s+(?P<cond>.+?)\s+THEN\s+(?P<yes>'(?:[^']|'')*')"
     r"\s+ELSE\s+(?P<no>'(?:[^']|'')*')\s+END\s*;?\s*$",

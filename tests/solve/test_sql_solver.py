@@ -24,6 +24,7 @@ from tablerag_agents.solve.sql_repair import (
     add_missing_from,
     cast_text_numbers,
     fix_column_names,
+    quote_bare_columns,
     quote_literals,
 )
 from tablerag_agents.tables.sql_task import locked_connection
@@ -289,10 +290,53 @@ def test_sum_of_a_number_like_text_column_runs_without_a_retry() -> None:
 def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
     from tablerag_agents.solve.sql import REPEATED
 
-    model = ScriptedChatModel(['SELECT "Year" FROM t WHERE "League" = \'MLS\''] * 2)
-    result = SQLSolver(model, max_retries=2).solve("when in MLS?", seasons)
-    assert [s.observation for s in result.trace] == ["(no rows)", REPEATED]
-    assert model.remaining == 0 and len(model.prompts) == 2  # stopped early, no third call
+    model = ScriptedChatModel(['SELECT "Year" FROM t WHERE "League" = \'MLS\''] * 3)
+    result = SQLSolver(model, max_retries=3).solve("when in MLS?", seasons)
+    assert [s.observation for s in result.trace] == ["(no rows)", REPEATED, REPEATED]
+    # Told once that it repeated itself; the second repeat ends the run (no fourth call).
+    assert "same query as before" in model.prompts[2][-1].content
+    assert "(no rows)" in model.prompts[2][-1].content
+    assert model.remaining == 0 and len(model.prompts) == 3
+
+
+def test_a_repeated_failing_query_gets_one_more_try(seasons: pd.DataFrame) -> None:
+    """nt-3193: a query on a column the table lacks ("Year" comes from the caption) was
+    resent word for word, and the run ended without an answer."""
+    failing = 'SELECT "League" FROM t WHERE "Season" = 2002'
+    model = ScriptedChatModel([failing, failing, 'SELECT "League" FROM t WHERE "Year" = \'2002\''])
+    result = SQLSolver(model, max_retries=2).solve("which league in 2002?", seasons)
+    assert result.answer == "USL A-League"
+    # The error's retry prompt lists every column, not only DuckDB's few candidates.
+    retry = model.prompts[1][-1].content
+    assert 'there is no column "Season"' in retry and '"Avg. Attendance"' in retry
+    assert "Binder" in model.prompts[2][-1].content  # the repeat prompt restates the error
+
+
+def test_a_repeated_answer_is_kept_without_another_call(seasons: pd.DataFrame) -> None:
+    query = 'SELECT "Year" FROM t WHERE "Year" > \'2003\''
+    model = ScriptedChatModel([query, query])
+    result = SQLSolver(model, max_retries=3).solve("which years after 2003?", seasons)
+    assert len(model.prompts) <= 2 and result.answer_items == ["2004", "2005"]
+
+
+def test_quote_bare_columns_cases() -> None:
+    columns = {"Top scorer (League)", "Top scorer", "Avg. Attendance", "Club"}
+    error = 'Parser Error: syntax error at or near "("'
+    assert quote_bare_columns(
+        "SELECT Top scorer (League) FROM t WHERE Club = 'Top scorer (League)'", error, columns
+    ) == ("SELECT \"Top scorer (League)\" FROM t WHERE Club = 'Top scorer (League)'")
+    assert (
+        quote_bare_columns('SELECT "Avg. Attendance", Avg. Attendance FROM t', error, columns)
+        == 'SELECT "Avg. Attendance", "Avg. Attendance" FROM t'
+    )
+    assert quote_bare_columns("SELECT Club FROM t", error, columns) is None  # plain names
+    assert quote_bare_columns("SELECT Top scorer FROM t", "Conversion Error: x", columns) is None
+
+
+def test_an_unquoted_column_with_spaces_runs_without_a_retry(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel(["SELECT MAX(Avg. Attendance) FROM t WHERE Year = '2002'"])
+    result = SQLSolver(model).solve("attendance in 2002?", seasons)
+    assert result.answer == "6260" and len(model.prompts) == 1
 
 
 def test_sql_self_consistency_keeps_the_majority_answer(seasons: pd.DataFrame) -> None:
