@@ -17,6 +17,7 @@ from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
 from tablerag_agents.solve.sql_engine import SafeDuckDB, sql_column_names
+from tablerag_agents.solve.sql_repair import quote_bare_columns
 
 _NAME_ERRORS = ("Binder Error", "Catalog Error", "not found", "does not exist")
 
@@ -75,13 +76,22 @@ class SQLQueryTool(TableTool):
             max_rows=self.max_rows,
         )
         result = engine.run(query)
+        note = ""
+        if not result.ok:
+            # A small model often leaves "Top scorer (League)" unquoted: quote it and rerun.
+            columns = {str(c) for df in engine.tables.values() for c in df.columns}
+            fixed = quote_bare_columns(query, result.error or "", columns)
+            retried = engine.run(fixed) if fixed else None
+            if fixed and retried is not None and retried.ok:
+                query, result = fixed, retried
+                note = f"(ran with the column names quoted: {fixed})\n"
         if not result.ok:
             message = f"SQL error ({result.error_type}): {result.error}"
             if any(marker in (result.error or "") for marker in _NAME_ERRORS):
                 message += "\n" + _schema_hint(engine)
             raise ToolException(message + "\nFix the query and call sql_query again.")
         frame = result.frame()
-        text = frame_text(frame) if len(frame) else "(no rows)"
+        text = note + (frame_text(frame) if len(frame) else "(no rows)")
         if result.truncated:
             text += f"\n[result cut at {len(frame)} rows; add LIMIT or aggregate]"
         artifact = {"query": query, **frame_payload(frame), "truncated": result.truncated}

@@ -142,6 +142,19 @@ def test_sql_query_wrong_column_lists_the_real_columns(toolkit: TableRAGToolkit)
     )
 
 
+def test_sql_query_quotes_bare_column_names_with_spaces(toolkit: TableRAGToolkit) -> None:
+    # The embedded model wrote "SELECT Top scorer (League) FROM ..." on the agent bench.
+    message = call(
+        toolkit.get_tool("sql_query"),
+        query="SELECT Name in English FROM lakes_of_turkey WHERE Name in Turkish = 'Van Gölü'",
+        tables=["lakes_of_turkey"],
+    )
+    assert message.status == "success"
+    assert message.artifact["records"] == [{"Name in English": "Lake Van"}]
+    assert message.artifact["query"].startswith('SELECT "Name in English" FROM')
+    assert message.content.startswith("(ran with the column names quoted: ")
+
+
 def test_search_tables_returns_ids_titles_columns_and_scores(toolkit: TableRAGToolkit) -> None:
     tool = SearchTablesTool(catalog=toolkit.catalog, method="bm25_fields")
     message = call(tool, query="Manzanillo airport passengers by city or lake", k=3)
