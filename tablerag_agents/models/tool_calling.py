@@ -52,9 +52,11 @@ FORMAT_HINT = (
     '"arguments": {<the arguments as a JSON object>}}\n</tool_call>'
 )
 
+# Worded so that parroting it is no answer: the 1.5B model replied "The tool results above
+# answer it." to an earlier wording on 3 of 20 agent-bench questions.
 TOOL_RESULT_HINT = (
-    "Question: {question}\nIf the tool results above answer it, write the answer; "
-    "otherwise call a tool."
+    "Question: {question}\nReply with the answer itself (the name, number or date asked "
+    "for) taken from the tool results above, or call a tool if they do not contain it."
 )
 
 

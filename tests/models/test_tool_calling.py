@@ -284,8 +284,9 @@ def test_tools_and_history_are_sent_natively_for_the_servers_template() -> None:
     # The small model answers from tool results when the question is repeated after them.
     assert body["messages"][3] == {
         "role": "user",
-        "content": "Question: What is 12 times 34?\nIf the tool results above answer it, "
-        "write the answer; otherwise call a tool.",
+        "content": "Question: What is 12 times 34?\nReply with the answer itself (the name, "
+        "number or date asked for) taken from the tool results above, or call a tool if they "
+        "do not contain it.",
     }
     assert len(body["messages"]) == 4
     assert "tool_choice" not in body and "json_schema" not in body
@@ -593,8 +594,9 @@ def test_embedded_server_renders_tools_and_results_in_the_qwen_format() -> None:
     )
     assert "<|im_start|>user\n<tool_response>\n408\n</tool_response><|im_end|>" in prompt
     assert prompt.endswith(
-        "Question: What is 12 times 34?\nIf the tool results above answer it, "
-        "write the answer; otherwise call a tool.<|im_end|>\n<|im_start|>assistant\n"
+        "Question: What is 12 times 34?\nReply with the answer itself (the name, number or "
+        "date asked for) taken from the tool results above, or call a tool if they do not "
+        "contain it.<|im_end|>\n<|im_start|>assistant\n"
     )
 
 
