@@ -419,8 +419,8 @@ def mcp(
     tools: Annotated[
         str,
         typer.Option(
-            help="'full' (every tool), 'small' (describe_table, sql_query; + search_tables "
-            "over many tables) or comma-separated tool names."
+            help="'full' (every tool), 'small' (ask_tables, the whole pipeline as one tool) "
+            "or comma-separated tool names."
         ),
     ] = "full",
     solver: SolverOption = None,

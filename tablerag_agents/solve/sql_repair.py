@@ -139,10 +139,11 @@ def quote_bare_columns(sql: str, error: str, columns: set[str]) -> str | None:
     """Quote column names with spaces or punctuation written without double quotes.
 
     ``SELECT Top scorer (League) FROM t`` is a syntax error, and ``Avg. Attendance``
-    reads as column ``Attendance`` of a table ``Avg``; when DuckDB reports a syntax
-    error or a name it cannot find, every bare occurrence (outside string literals and quoted identifiers)
-    of a column whose name is not a plain identifier is wrapped in double quotes,
-    longest names first so ``Top scorer (League)`` wins over ``Top scorer``.
+    reads as column ``Attendance`` of a table ``Avg``. When DuckDB reports a syntax
+    error or a name it cannot find, every bare occurrence (outside string literals
+    and quoted identifiers) of a column whose name is not a plain identifier is
+    wrapped in double quotes, longest names first, so ``Top scorer (League)`` wins
+    over ``Top scorer``.
     Returns the fixed SQL or None.
     """
     lowered = error.lower()
@@ -159,8 +160,7 @@ def quote_bare_columns(sql: str, error: str, columns: set[str]) -> str | None:
         quoted = quote_ident(name)
         parts = _SEGMENTS.split(fixed)
         fixed = "".join(
-            part if i % 2 else bare.sub(lambda _, q=quoted: q, part)
-            for i, part in enumerate(parts)
+            part if i % 2 else bare.sub(lambda _, q=quoted: q, part) for i, part in enumerate(parts)
         )
     return fixed if fixed != sql else None
 

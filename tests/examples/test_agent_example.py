@@ -1,28 +1,35 @@
 """``examples/agent_with_toolkit.py``: the toolkit in ``create_agent``, embedded or any provider.
 
-The fast tests run the example's agent over the bundled tables and the real
-toolkit against an OpenAI-compatible endpoint stubbed with
-``httpx.MockTransport``: once as the embedded model (calls written as text)
-and once as a provider with native tool calls. The slow test runs the example
-itself with the real embedded model, offline (pytest-socket allows loopback only).
+The fast tests run the example's agent (its default, ask_tables, and the
+step-by-step tools) over real tables and the real toolkit against an
+OpenAI-compatible endpoint stubbed with ``httpx.MockTransport``: as the
+embedded model (calls written as text) and as a provider with native tool
+calls. The slow test runs the example itself with the real embedded model,
+offline (pytest-socket allows loopback only).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fakes import BagOfWordsEmbeddings
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_openai import ChatOpenAI
+from tablerag_agents.graphs import Context
 from tablerag_agents.tools import TableRAGToolkit
 
 from tablerag_agents.config import Settings
 from tablerag_agents.models.tool_calling import EmbeddedChatModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from fake_model import ProgramChatModel, lookup_question, numbers_table  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_with_toolkit.py"
 SQL = 'SELECT "Depth" FROM lakes_of_turkey WHERE "Name in English" = \'Lake Van\''
@@ -96,6 +103,10 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
     return choice["function"]["name"] if isinstance(choice, dict) else None
 
 
+#: The step-by-step tools (the default is ask_tables alone), each forced once in turn.
+STEPS = (["describe_table", "sql_query"], ["describe_table", "sql_query"])
+
+
 def _check_run(messages: list[Any], endpoint: Endpoint) -> None:
     results = [m for m in messages if isinstance(m, ToolMessage)]
     assert [r.name for r in results] == ["describe_table", "sql_query"]
@@ -123,7 +134,7 @@ def test_example_agent_with_the_embedded_model_class(toolkit: TableRAGToolkit) -
     model = EmbeddedChatModel(
         base_url="http://127.0.0.1:9/v1", api_key="k", model="qwen", http_client=endpoint.client()
     )
-    messages = example.ask(example.build_agent(toolkit, model), "How deep is Lake Van?")
+    messages = example.ask(example.build_agent(toolkit, model, *STEPS), "How deep is Lake Van?")
     _check_run(messages, endpoint)
     assert "tool_choice" not in endpoint.requests[0]
 
@@ -140,8 +151,35 @@ def test_example_agent_with_native_tool_calls(toolkit: TableRAGToolkit) -> None:
     model = ChatOpenAI(
         base_url="http://127.0.0.1:9/v1", api_key="k", model="gpt", http_client=endpoint.client()
     )
-    messages = example.ask(example.build_agent(toolkit, model), "How deep is Lake Van?")
+    messages = example.ask(example.build_agent(toolkit, model, *STEPS), "How deep is Lake Van?")
     _check_run(messages, endpoint)
+
+
+def test_example_agent_defaults_to_ask_tables() -> None:
+    """The default agent: one forced ask_tables call runs the graph, then the answer."""
+    question = lookup_question(49)
+    endpoint = Endpoint(
+        [
+            json.dumps({"name": "ask_tables", "arguments": {"question": question}}),
+            "n = 7 has value 49.",
+        ]
+    )
+    model = EmbeddedChatModel(
+        base_url="http://127.0.0.1:9/v1", api_key="k", model="qwen", http_client=endpoint.client()
+    )
+    with TableRAGToolkit.from_dataframes(
+        {"numbers": numbers_table(20)},
+        chat_model=ProgramChatModel(),  # the graph's model writes the SQL
+        embeddings=BagOfWordsEmbeddings(),
+        ask_context=Context(solver="sql"),
+    ) as kit:
+        messages = example.ask(example.build_agent(kit, model), question)
+    (result,) = [m for m in messages if isinstance(m, ToolMessage)]
+    assert result.name == "ask_tables" and result.content.startswith("Answer: 7")
+    assert [_forced_tool(b) for b in endpoint.requests] == ["ask_tables", None]
+    system = endpoint.requests[0]["messages"][0]["content"]
+    assert "ask_tables answers a question" in system and "describe_table" not in system
+    assert messages[-1].text == "n = 7 has value 49."
 
 
 def test_example_transcript_and_bad_tool_names(toolkit: TableRAGToolkit) -> None:
@@ -165,6 +203,6 @@ def test_example_answers_offline_with_the_embedded_model(
     monkeypatch.chdir(EXAMPLE.parent)  # no tablerag.toml here
     assert example.main(["How deep is Lake Van?"]) == 0
     out = capsys.readouterr().out
-    assert "-> describe_table({'table': 'lakes_of_turkey'" in out
+    assert "-> ask_tables({'question': " in out
     answer = out.strip().splitlines()[-1]
     assert answer.startswith("Answer: ") and "451" in answer, out

@@ -81,4 +81,4 @@ def test_without_usable_tables_there_are_no_examples() -> None:
         text = "\n".join(schema_text(t) for t in kit.get_tools("full"))
     assert "E.g." not in text and "Example:" not in text
     with TableRAGToolkit.from_tables([], embeddings=fake_embeddings()) as kit:
-        assert [t.name for t in kit.get_tools()] == ["search_tables", "describe_table", "sql_query"]
+        assert [t.name for t in kit.get_tools()] == ["ask_tables"]

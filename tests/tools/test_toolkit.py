@@ -52,12 +52,12 @@ def test_from_folder_loads_every_table_and_builds_the_tools(toolkit: TableRAGToo
 
 
 def test_the_default_tool_set_is_small(toolkit: TableRAGToolkit) -> None:
-    assert [t.name for t in toolkit.get_tools()] == ["describe_table", "sql_query"]
+    # One tool for a small model: ask_tables finds the table itself, however many there are.
+    assert [t.name for t in toolkit.get_tools()] == ["ask_tables"]
     assert toolkit.get_tools("small") == toolkit.get_tools()
-    many = {f"t{i}": pd.DataFrame({"a": [i]}) for i in range(11)}  # too many to list
+    many = {f"t{i}": pd.DataFrame({"a": [i]}) for i in range(11)}
     with TableRAGToolkit.from_dataframes(many, embeddings=fake_embeddings()) as kit:
-        names = [t.name for t in kit.get_tools()]
-    assert names == ["search_tables", "describe_table", "sql_query"]
+        assert [t.name for t in kit.get_tools()] == ["ask_tables"]
 
 
 def test_from_dataframes_dict_and_list() -> None:
@@ -136,7 +136,7 @@ def test_tools_work_inside_create_agent(toolkit: TableRAGToolkit) -> None:
             "Lake Van is the deepest lake (451 m).",
         ]
     )
-    agent = create_agent(model, toolkit.get_tools())
+    agent = create_agent(model, toolkit.get_tools(["describe_table", "sql_query"]))
     out = agent.invoke({"messages": [("user", "Which lake in Turkey is the deepest?")]})
     tool_messages = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert [m.name for m in tool_messages] == ["describe_table", "sql_query"]
@@ -144,7 +144,7 @@ def test_tools_work_inside_create_agent(toolkit: TableRAGToolkit) -> None:
     assert "| Lake Van |" in tool_messages[1].content
     assert out["messages"][-1].content == "Lake Van is the deepest lake (451 m)."
     bound = [t["function"]["name"] for t in model.bound_tools]
-    assert bound == ["describe_table", "sql_query"]  # the default (small) set
+    assert bound == ["describe_table", "sql_query"]
 
 
 @pytest.mark.slow
