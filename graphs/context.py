@@ -197,6 +197,14 @@ class Context:
             "the answer (one more call); off: a template sentence naming the cited rows."
         },
     )
+    sql_samples: int = field(
+        default=1,
+        metadata={
+            "description": "SQL solver: queries sampled per question (the extra ones in one "
+            "request); above 1 the majority answer wins and its confidence is the share of "
+            "queries that gave it. 1: one query."
+        },
+    )
     vote_k: int = field(
         default=DEFAULT_VOTE_K,
         metadata={
@@ -232,6 +240,8 @@ class Context:
             )
         if self.vote_k < 1:
             raise ValueError(f"vote_k must be >= 1, got {self.vote_k}")
+        if self.sql_samples < 1:
+            raise ValueError(f"sql_samples must be >= 1, got {self.sql_samples}")
         if not 0.0 <= self.min_confidence <= 1.0:
             raise ValueError(f"min_confidence must be in [0, 1], got {self.min_confidence}")
 

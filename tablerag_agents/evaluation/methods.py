@@ -61,7 +61,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "rand_row_sampling": {"context_tokens": int, "budget": int, "seed": int},
     "row_col_retrieval": {"context_tokens": int, "budget": int, "top_k": int},
     "pandas_agent": {"max_iterations": int, "max_seconds": float, "head_rows": int},
-    "sql": {"ground_literals": bool, **_TABLE_SWITCHES, **_SQL_SWITCHES},
+    "sql": {"ground_literals": bool, "sql_samples": int, **_TABLE_SWITCHES, **_SQL_SWITCHES},
     "process_df": {"ground_literals": bool, **_TABLE_SWITCHES},
     "vote": {"ground_literals": bool, "vote_k": int, **_TABLE_SWITCHES, **_SQL_SWITCHES},
     "pyreact": dict(_TABLE_SWITCHES),

@@ -90,6 +90,7 @@ def make_solver(
     row_numbers: bool = False,
     filter_hints: bool = False,
     table_example: bool = False,
+    sql_samples: int = 1,
 ) -> Solver:
     """Create the solver called ``name``.
 
@@ -105,19 +106,26 @@ def make_solver(
     solvers parsed companion columns and a row-number column (off by default; see
     :mod:`~tablerag_agents.solve.typed_frames`); ``filter_hints`` and
     ``table_example`` are the SQL solver's (off by default; see
-    :class:`~tablerag_agents.solve.sql.SQLSolver`).
+    :class:`~tablerag_agents.solve.sql.SQLSolver`). ``sql_samples`` above 1 makes
+    the ``sql`` solver sample that many queries (the extra ones in one request),
+    run them all, keep the majority answer and score it by their agreement.
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
-            sandbox, ``row_col_retrieval`` without embeddings, or ``vote_k`` < 1.
+            sandbox, ``row_col_retrieval`` without embeddings, or ``vote_k`` or
+            ``sql_samples`` < 1.
     """
     check_solver_name(name)
     if vote_k < 1:
         raise ValueError(f"vote_k must be >= 1 (programs per code path), got {vote_k}")
+    if sql_samples < 1:
+        raise ValueError(f"sql_samples must be >= 1 (queries per question), got {sql_samples}")
     shape = TableSwitches(typed_columns=typed_columns, row_numbers=row_numbers)
     sql_switches = SQLSwitches(filter_hints=filter_hints, table_example=table_example)
     if name == "sql":
-        return SQLSolver(model, ground_literals=ground_literals, **shape, **sql_switches)
+        return SQLSolver(
+            model, samples=sql_samples, ground_literals=ground_literals, **shape, **sql_switches
+        )
     if name in _READERS:
         return make_reader(name, model, embeddings=embeddings)
     if sandbox is None:

@@ -25,6 +25,7 @@ from tablerag_agents.solve.grounding import (
 )
 from tablerag_agents.solve.hints import error_hint
 from tablerag_agents.solve.llm_calls import RunRecorder, answer_from_result
+from tablerag_agents.solve.normalize import answer_key
 from tablerag_agents.solve.parsing import extract_code
 from tablerag_agents.solve.preview import (
     DEFAULT_FULL_TABLE_TOKENS,
@@ -90,7 +91,8 @@ class SQLSolver:
         retry_temperature: Sampling temperature of the retries (None: the model's).
         samples: Queries per question; above 1, ``samples - 1`` more are sampled at
             ``sample_temperature``, all are run, and the answers are decided by
-            majority vote (execution-guided self-consistency).
+            majority vote (execution-guided self-consistency); the answer's
+            confidence is the share of the ``samples`` queries that gave it.
         sample_temperature: Temperature of those extra samples.
         explain_model: If set, writes the answer sentence (one more call).
         ground_literals: When no query returned rows, rerun the last one with each
@@ -332,6 +334,10 @@ class SQLSolver:
             for a, (_, q) in zip(answers, runs, strict=True)
             if a
         ]
+        if best is not None and chosen.ok:
+            # Agreement over every query asked for, failed ones included.
+            key = answer_key(answers[best])
+            chosen.confidence = sum(1 for a in answers if a and answer_key(a) == key) / self.samples
         return chosen
 
     @staticmethod

@@ -356,6 +356,21 @@ def test_sql_self_consistency_keeps_the_majority_answer(seasons: pd.DataFrame) -
     assert result.trace[-1].ok is False and "ASC LIMIT" not in result.trace[0].code
     # The answer's provenance comes from the query that won the vote.
     assert [(c.row, c.value) for c in result.provenance.cells] == [(3, "2004")]
+    # Its confidence is the agreement over all five queries (the failed ones included).
+    assert result.confidence == pytest.approx(2 / 5)
+
+
+def test_sql_samples_reach_the_sql_solver_from_the_graph_settings() -> None:
+    from tablerag_agents.graphs import Context
+    from tablerag_agents.solve.factory import make_solver
+
+    solver = make_solver("sql", ScriptedChatModel([]), sql_samples=3)
+    assert isinstance(solver, SQLSolver) and solver.samples == 3
+    assert make_solver("sql", ScriptedChatModel([])).samples == 1  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="sql_samples must be >= 1"):
+        make_solver("sql", ScriptedChatModel([]), sql_samples=0)
+    with pytest.raises(ValueError, match="sql_samples must be >= 1"):
+        Context(sql_samples=0)
 
 
 def test_majority_index_counts_every_value() -> None:
