@@ -6,8 +6,10 @@ whose rows are fetched one past the cap and no further. The boundary for the
 model's SQL is the session itself, not a text filter:
 
 - PostgreSQL: every transaction is read-only (``default_transaction_read_only``
-  at connect time and ``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY``),
-  each statement runs under ``SET LOCAL statement_timeout``, and rows stream
+  at connect time, ``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY``, and
+  ``SET TRANSACTION READ ONLY`` again in each), one statement per transaction,
+  rolled back after (so a setting it changes is undone too), each under
+  ``SET LOCAL statement_timeout``; rows stream
   (single-row mode), so a huge result is cancelled once the cap is reached. Use
   a role that may only SELECT the tables you name: the server's privileges are
   what keep its other tables and functions out of reach.
@@ -95,9 +97,9 @@ class Backend(ABC):
         """The aggregate counting distinct values of ``expr``."""
         return f"count(DISTINCT {expr})"
 
-    def text_length(self, expr: str) -> str:
-        """Characters of a text expression."""
-        return f"length({expr})"
+    def as_text(self, expr: str) -> str:
+        """``expr`` as text (for columns profiled as text: json, uuid, enums...)."""
+        return expr
 
     @abstractmethod
     def close(self) -> None:
@@ -146,6 +148,9 @@ class PostgresBackend(Backend):
         import psycopg
 
         try:
+            # Each statement is its own transaction, rolled back after: a setting it
+            # changed (even SET SESSION ... READ WRITE) is undone with it.
+            self.conn.execute("SET TRANSACTION READ ONLY")
             self.conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
             cur = self.conn.cursor()
             rows: Rows = []
@@ -163,6 +168,10 @@ class PostgresBackend(Backend):
     def fetch(self, sql: str, timeout_s: float, limit: int | None = None) -> Rows:
         """Run our SELECT in a read-only transaction."""
         return self._run(sql, timeout_s, limit)[1]
+
+    def as_text(self, expr: str) -> str:
+        """``expr`` cast to text (json has no equality, uuid no ``length``)."""
+        return f"CAST({expr} AS text)"
 
     def query(
         self, sql: str, names: Sequence[str], timeout_s: float, limit: int
@@ -340,9 +349,9 @@ class DuckFileBackend(Backend):
         """HyperLogLog on big files (constant memory), exact otherwise."""
         return f"approx_count_distinct({expr})" if approximate else f"count(DISTINCT {expr})"
 
-    def text_length(self, expr: str) -> str:
-        """Characters of a value as text."""
-        return f"length(CAST({expr} AS VARCHAR))"
+    def as_text(self, expr: str) -> str:
+        """``expr`` cast to VARCHAR."""
+        return f"CAST({expr} AS VARCHAR)"
 
     def close(self) -> None:
         """Close both connections and remove the spill folder."""

@@ -54,11 +54,16 @@ class Profiler:
         self.max_exact_distinct = max_exact_distinct
         self.prefix_rows = prefix_rows
 
-    def _eligible(self, col: str) -> str:
+    def _expr(self, name: str, kind: str) -> str:
+        """The column as profiled: text columns as the backend's text."""
+        col = quote_ident(name)
+        return self.b.as_text(col) if kind == "text" else col
+
+    def _eligible(self, expr: str) -> str:
         """SQL condition: a text value short and non-blank enough for the cell database."""
         return (
-            f"{col} IS NOT NULL AND {self.b.text_length(col)} <= {self.req.max_value_chars} "
-            f"AND trim({col}) <> ''"
+            f"{expr} IS NOT NULL AND length({expr}) <= {self.req.max_value_chars} "
+            f"AND trim({expr}) <> ''"
         )
 
     def run(self) -> tuple[int, list[ColumnProfile]]:
@@ -67,7 +72,7 @@ class Profiler:
         kinds = [kind_of_sql_type(t) for _, t in described]
         exprs = ["count(*)"]
         for (name, _), kind in zip(described, kinds, strict=True):
-            col = quote_ident(name)
+            col = self._expr(name, kind)
             exprs += [f"count({col})", self.b.count_distinct(col, self.approximate)]
             if kind in _RANGE_KINDS:
                 exprs += [f"min({col})", f"max({col})"]
@@ -100,10 +105,10 @@ class Profiler:
             return [(r[0], 1) for r in rows]
         source = self.b.ref
         if big:
-            source = f"(SELECT {col} FROM {self.b.ref} LIMIT {self.prefix_rows}) AS _prefix"
+            source = f"(SELECT * FROM {self.b.ref} LIMIT {self.prefix_rows}) AS _prefix"
         sql = (
-            f"SELECT {col}, count(*) AS _n FROM {source} WHERE {where} "
-            f"GROUP BY {col} ORDER BY _n DESC, {col} LIMIT {k}"
+            f"SELECT {col} AS _v, count(*) AS _n FROM {source} WHERE {where} "
+            f"GROUP BY _v ORDER BY _n DESC, _v LIMIT {k}"
         )
         return [(r[0], int(r[1])) for r in self.b.fetch(sql, self.timeout_s)]
 
@@ -119,7 +124,7 @@ class Profiler:
         hi: Any,
     ) -> ColumnProfile:
         req = self.req
-        col = quote_ident(name)
+        col = self._expr(name, kind)
         big = distinct > self.max_exact_distinct
         unique = not self.approximate and distinct == non_null
         top = self._top(col, f"{col} IS NOT NULL", req.max_examples, unique, big)

@@ -63,7 +63,7 @@ class WorkerSource(TableSource):
         self.pool = pool or default_pool()
         self.session = uuid.uuid4().hex
         self._n_rows: int | None = None
-        result, _ = self._call("describe", {}, self._limits(120.0, 0))
+        result, _ = self._call("describe", {}, self._limits(120.0, self._duckdb_mb()))
         self._columns: list[tuple[str, ColumnKind]] = [(str(n), k) for n, k, _ in result["columns"]]
         self.sql_types = {str(n): str(t) for n, _, t in result["columns"]}
         if not self._columns:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
+from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from source_data import N_ROWS, sales_frame
 
 from tablerag_agents.solve.sql_engine import SourceSQL

@@ -6,7 +6,7 @@ Skipped without PostgreSQL's binaries, except in CI (``CI=true``), where that fa
 from __future__ import annotations
 
 import pytest
-from checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
+from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from source_data import N_ROWS, row_count
 
 from tablerag_agents.errors import TableLoadError
@@ -39,6 +39,9 @@ def test_sql_solver_counts_every_row(pg_url: str) -> None:
 def test_writes_are_refused_by_the_read_only_session(pg_url: str) -> None:
     source = DatabaseSource(pg_url, "sales", settings=SMALL)
     # Past the text check, straight to the session.
+    # A statement that turns the session read-write runs, and is undone by the rollback.
+    flip = "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE"
+    source.query(flip, names=[], timeout_s=5, max_rows=1, max_cells=1)
     for statement, names in (
         ("DELETE FROM sales", ["t"]),  # sent as WITH "t" AS (...) DELETE FROM sales
         ("WITH x AS (SELECT 1) UPDATE sales SET region = 'x'", ["t"]),
