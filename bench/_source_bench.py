@@ -106,7 +106,7 @@ def run_questions(table: Any, timeout_s: float) -> list[dict[str, Any]]:
                 "question": question,
                 "answer": result.answer,
                 "reference": expected.rows[0][0] if expected.ok and expected.rows else None,
-                "sql": result.code,
+                "sql": [step.code for step in result.trace if step.code],
                 "error": result.error,
                 "seconds": round(time.perf_counter() - started, 2),
             }

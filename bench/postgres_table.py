@@ -67,20 +67,22 @@ def load(dsn: str, table: str, rows: int, seed: int) -> float:
     """Create and fill the table on the server; seconds taken."""
     import psycopg
 
-    h = f"abs(hashint8((g + {seed}::bigint * 1000003)"  # one seeded hash per column
+    def h(k: int) -> str:  # one seeded hash per column
+        return f"abs(hashint8((g + {seed}::bigint * 1000003) * {k}))"
+
     started = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'DROP TABLE IF EXISTS "{table}"')
         conn.execute(
             f"""CREATE TABLE "{table}" AS SELECT
                 g AS order_id,
-                DATE '2020-01-01' + ({h} * 3) % 1461)::int AS day,
-                ({_array(REGIONS)})[1 + ({h} * 5) % {len(REGIONS)})::int] AS region,
-                'product ' || ({h} * 7) % 2000) AS product,
-                'customer ' || ({h} * 11) % 2000000) AS customer,
-                (1 + ({h} * 13) % 10))::int AS quantity,
-                round((({h} * 17) % 100000)::numeric / 100), 2)::float8 AS price,
-                ({_array(STATUSES)})[1 + ({h} * 19) % {len(STATUSES)})::int] AS status
+                DATE '2020-01-01' + ({h(3)} % 1461)::int AS day,
+                ({_array(REGIONS)})[1 + ({h(5)} % {len(REGIONS)})::int] AS region,
+                'product ' || ({h(7)} % 2000) AS product,
+                'customer ' || ({h(11)} % 2000000) AS customer,
+                (1 + {h(13)} % 10)::int AS quantity,
+                round(({h(17)} % 100000)::numeric / 100, 2)::float8 AS price,
+                ({_array(STATUSES)})[1 + ({h(19)} % {len(STATUSES)})::int] AS status
             FROM generate_series(0, {rows - 1}) AS g"""
         )
         conn.execute(f'ANALYZE "{table}"')

@@ -269,7 +269,7 @@ class DuckFileBackend(Backend):
 
         if self._profile is None:
             self._spill = tempfile.mkdtemp(prefix="tablerag-spill-")
-            config = {
+            config: dict[str, Any] = {
                 "memory_limit": f"{self.memory_mb}MB",
                 "threads": self.threads,
                 "temp_directory": self._spill,

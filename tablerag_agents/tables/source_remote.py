@@ -87,9 +87,7 @@ class WorkerSource(TableSource):
             reply, data = worker.call(SOURCE_TASK, payload, limits)
             if not reply.get("ok"):
                 worker.keys.discard(self.session)
-                raise TableLoadError(
-                    self.label, f"{reply.get('error_type')}: {reply.get('error')}"
-                )
+                raise TableLoadError(self.label, f"{reply.get('error_type')}: {reply.get('error')}")
             result: dict[str, Any] = reply["result"]
             worker.keys = set(result.get("sessions", []))
         return result, data

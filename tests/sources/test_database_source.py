@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from fakes import BagOfWordsEmbeddings
+from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from source_data import N_ROWS, QUANTITIES, row_count
 from tablerag_agents.tools import TableRAGToolkit
 
