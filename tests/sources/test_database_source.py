@@ -93,3 +93,18 @@ def test_toolkit_from_uri_queries_the_database(sqlite_url: str) -> None:
         described = toolkit.get_tool("describe_table").invoke({"table": "sales"})
         assert f"Size: {N_ROWS} rows x 6 columns" in described
         assert "first 20 rows only" in described
+
+
+def test_corpus_index_takes_database_tables(sqlite_url: str, tmp_path: Path) -> None:
+    from tablerag_agents.retrieval.corpus import CorpusIndex
+    from tablerag_agents.tables.source_tables import load_database_tables
+
+    tables = load_database_tables(sqlite_url, ["sales", "other"], settings=SMALL)
+    index = CorpusIndex.build(
+        tables, BagOfWordsEmbeddings(), path=tmp_path / "index", progress=False
+    )
+    hits = index.search("which region and product had the largest quantity?", k=1)
+    assert [h.table_id for h in hits] == ["sales"]
+    stored = CorpusIndex.load(tmp_path / "index", BagOfWordsEmbeddings()).get_table("sales")
+    assert stored.metadata["source"] == f"{sqlite_url}#sales"
+    assert len(stored.df) == 20  # the sample: the rows stay in the database

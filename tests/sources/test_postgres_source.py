@@ -5,11 +5,15 @@ Skipped without PostgreSQL's binaries, except in CI (``CI=true``), where that fa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from fakes import BagOfWordsEmbeddings
 from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from source_data import N_ROWS, row_count
 
 from tablerag_agents.errors import TableLoadError
+from tablerag_agents.retrieval.corpus import CorpusIndex
 from tablerag_agents.solve.sql_engine import SourceSQL
 from tablerag_agents.tables import load_table
 from tablerag_agents.tables.source import SourceSettings
@@ -75,3 +79,17 @@ def test_unknown_table_and_refused_connection(pg_url: str) -> None:
     wrong = pg_url.rsplit("/", 1)[0] + "/no_such_db"
     with pytest.raises(TableLoadError, match="no_such_db"):
         DatabaseSource(wrong, "sales")
+
+
+def test_no_password_in_labels_errors_or_saved_indexes(pg_url: str, tmp_path: Path) -> None:
+    secret = "s3cret-pw"
+    url = pg_url.replace("tablerag@", f"tablerag:{secret}@")  # trust auth ignores it
+    table = load_table(url, table="sales", source_settings=SMALL)
+    assert table.source is not None
+    assert secret not in table.source.label and secret not in repr(table)
+    with pytest.raises(TableLoadError) as missing:
+        DatabaseSource(url, "missing")
+    assert secret not in str(missing.value)
+    CorpusIndex.build([table], BagOfWordsEmbeddings(), path=tmp_path / "ix", progress=False)
+    for path in (tmp_path / "ix").rglob("*"):
+        assert not path.is_file() or secret.encode() not in path.read_bytes(), path
