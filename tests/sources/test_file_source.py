@@ -10,9 +10,10 @@ from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_al
 from source_data import N_ROWS, sales_frame
 
 from tablerag_agents.solve.sql_engine import SourceSQL
+from tablerag_agents.table_index.cells import cell_db_from_profiles
 from tablerag_agents.tables import LoadLimits, load_table
 from tablerag_agents.tables.model import Table
-from tablerag_agents.tables.source import SourceSettings
+from tablerag_agents.tables.source import ProfileRequest, SourceSettings
 from tablerag_agents.tables.source_remote import FileSource
 from tablerag_agents.tables.source_tables import source_table
 
@@ -83,3 +84,22 @@ def test_model_query_memory_is_bounded(sales_parquet: Path) -> None:
     )
     assert not result.ok
     assert result.error_type in ("MemoryLimit", "OutOfMemoryException", "Timeout")
+
+
+def test_high_cardinality_columns_are_ranked_over_a_prefix(sales_parquet: Path) -> None:
+    # Tiny thresholds stand in for a file of billions of rows.
+    settings = SourceSettings(
+        sample_rows=20, max_exact_distinct=11, prefix_rows=100, exact_distinct_rows=500
+    )
+    source = FileSource(sales_parquet, settings=settings)
+    profiles = {p.name: p for p in source.profile(ProfileRequest(budget=1000))}
+    region, product = profiles["region"], profiles["product"]
+    assert region.n_unique == 5 and region.cells is not None
+    assert region.approximate  # HyperLogLog past 500 rows
+    assert [v for v, _ in region.cells][:2] == ["north", "south"]  # ranked over every row
+    assert sum(n for _, n in region.cells) == N_ROWS
+    assert product.n_unique == 12 and product.cells is not None
+    assert sum(n for _, n in product.cells) == 100  # > 11 distinct: the first 100 rows only
+    cells = cell_db_from_profiles(list(profiles.values()), budget=1000)
+    assert cells.allocation["product"] == len(product.cells) <= 12
+    assert profiles["order_id"].examples and profiles["order_id"].skipped.startswith("int column")
