@@ -8,6 +8,7 @@ limits, and only aggregates, a bounded sample or a capped result come back.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 import uuid
 from dataclasses import asdict
@@ -253,8 +254,13 @@ class DatabaseSource(WorkerSource):
         pool: WorkerPool | None = None,
     ) -> None:
         """Parse the URL and open the table in a worker."""
-        from sqlalchemy.engine import make_url
-        from sqlalchemy.exc import ArgumentError
+        try:
+            from sqlalchemy.engine import make_url
+            from sqlalchemy.exc import ArgumentError
+        except ImportError:
+            raise TableLoadError(
+                table, "database URLs need SQLAlchemy: pip install 'tablerag-agents[db]'"
+            ) from None
 
         try:
             parsed = make_url(url)
@@ -263,6 +269,10 @@ class DatabaseSource(WorkerSource):
         label = f"{parsed.render_as_string(hide_password=True)}#{table}"
         backend = parsed.get_backend_name()
         if backend == "postgresql":
+            if importlib.util.find_spec("psycopg") is None:
+                raise TableLoadError(
+                    label, "PostgreSQL needs psycopg: pip install 'tablerag-agents[db]'"
+                )
             schema, _, bare = table.rpartition(".")
             spec: dict[str, Any] = {
                 "kind": "postgresql",
