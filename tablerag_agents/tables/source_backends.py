@@ -1,4 +1,4 @@
-"""Connections of the ``source`` worker task: PostgreSQL, SQLite and a DuckDB-scanned file.
+"""Connections of the ``source`` worker task: PostgreSQL and SQLite (and the shared base).
 
 Each backend runs two kinds of SQL: our own aggregate queries (profiles,
 counts, samples) and one model-written SELECT at a time (:meth:`Backend.query`),
@@ -16,37 +16,24 @@ model's SQL is the session itself, not a text filter:
 - SQLite: the file is opened ``mode=ro`` with ``trusted_schema`` off and
   extension loading disabled (:func:`~tablerag_agents.tables.db_readers.connect_sqlite`);
   a progress handler interrupts a statement past its time.
-- A CSV/Parquet file: an in-memory DuckDB with external access off except for
-  ``allowed_paths`` = that one file, no spill directory, a memory limit and the
-  configuration locked; a view over the file is created after that, so the
-  model's SQL can read that file and nothing else. Our own profiling runs on a
-  separate connection that may spill to a private temporary folder.
+- A CSV/Parquet file: DuckDB, see :mod:`tablerag_agents.tables.source_duckdb`.
 
-The model's table name ``t`` (and the table id) are views (DuckDB) or a
-``WITH`` clause put in front of the query (databases), which keeps the
-statement's kind: a write statement still reaches the read-only session.
+The model's table name ``t`` (and the table id) are a ``WITH`` clause put in
+front of the query, which keeps the statement's kind: a write statement still
+reaches the read-only session.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
-import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tablerag_agents.tables.db_readers import connect_sqlite
-from tablerag_agents.tables.sql_safety import (
-    DUCKDB_UNTRUSTED_CONFIG,
-    lock_duckdb,
-    quote_ident,
-    quote_literal,
-    read_only_problem,
-)
+from tablerag_agents.tables.sql_safety import quote_ident
 
 _LEADING_WITH = re.compile(r"^\s*WITH\s+(RECURSIVE\s+)?", re.IGNORECASE)
 
@@ -240,125 +227,3 @@ class SQLiteBackend(Backend):
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
-
-
-class DuckFileBackend(Backend):
-    """A CSV or Parquet file scanned by DuckDB, never loaded whole."""
-
-    dialect = "duckdb"
-
-    def __init__(
-        self, path: Path, fmt: str, *, memory_mb: int, query_memory_mb: int, threads: int
-    ) -> None:
-        """Remember the file; connections open on first use."""
-        reader = {"parquet": "read_parquet", "csv": "read_csv"}[fmt]
-        self.path = path
-        self.ref = f"{reader}({quote_literal(str(path))})"
-        self.memory_mb = memory_mb
-        self.query_memory_mb = query_memory_mb
-        self.threads = threads
-        self._profile: Any = None
-        self._spill: str | None = None
-        self._locked: Any = None
-        self._views: set[str] = set()
-        self._described: list[tuple[str, str]] | None = None
-
-    def _profile_connection(self) -> Any:
-        """Our own connection: may spill to a private temporary folder."""
-        import duckdb
-
-        if self._profile is None:
-            self._spill = tempfile.mkdtemp(prefix="tablerag-spill-")
-            config: dict[str, Any] = {
-                "memory_limit": f"{self.memory_mb}MB",
-                "threads": self.threads,
-                "temp_directory": self._spill,
-                "preserve_insertion_order": True,
-                "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False,
-            }
-            self._profile = duckdb.connect(":memory:", config=config)
-        return self._profile
-
-    def _locked_connection(self) -> Any:
-        """The model's connection: external access off but for this one file, locked."""
-        import duckdb
-
-        if self._locked is None:
-            config = dict(DUCKDB_UNTRUSTED_CONFIG)
-            del config["enable_external_access"]  # after allowed_paths, below
-            config.update(memory_limit=f"{self.query_memory_mb}MB", threads=self.threads)
-            con = duckdb.connect(":memory:", config=config)
-            con.execute(f"SET allowed_paths = [{quote_literal(str(self.path))}]")
-            con.execute("SET enable_external_access = false")
-            lock_duckdb(con)
-            self._locked = con
-        return self._locked
-
-    def columns(self) -> list[tuple[str, str]]:
-        """Column names and DuckDB types of the file."""
-        if self._described is None:
-            rows = self._profile_connection().execute(f"DESCRIBE SELECT * FROM {self.ref}")
-            self._described = [(str(r[0]), str(r[1])) for r in rows.fetchall()]
-        return self._described
-
-    def _timed(self, con: Any, timeout_s: float, run: Callable[[], Any]) -> Any:
-        import duckdb
-
-        timer = threading.Timer(timeout_s, con.interrupt)
-        timer.start()
-        try:
-            return run()
-        except duckdb.InterruptException:
-            raise QueryTimeout(f"interrupted after {timeout_s:g}s") from None
-        finally:
-            timer.cancel()
-
-    def fetch(self, sql: str, timeout_s: float, limit: int | None = None) -> Rows:
-        """Run our SELECT on the profiling connection."""
-        con = self._profile_connection()
-
-        def run() -> Rows:
-            cur = con.execute(sql)
-            return [tuple(r) for r in (cur.fetchmany(limit) if limit else cur.fetchall())]
-
-        return self._timed(con, timeout_s, run)  # type: ignore[no-any-return]
-
-    def query(
-        self, sql: str, names: Sequence[str], timeout_s: float, limit: int
-    ) -> tuple[list[str], Rows]:
-        """Run the model's SELECT on the locked connection (metadata refused in here too)."""
-        problem = read_only_problem(sql)
-        if problem is not None:
-            raise PermissionError(problem)
-        con = self._locked_connection()
-        for name in names:
-            if name not in self._views:
-                view = f"CREATE OR REPLACE VIEW {quote_ident(name)} AS SELECT * FROM {self.ref}"
-                con.execute(view)
-                self._views.add(name)
-
-        def run() -> tuple[list[str], Rows]:
-            cur = con.execute(sql)
-            columns = [str(d[0]) for d in cur.description or []]
-            return columns, [tuple(r) for r in cur.fetchmany(limit)]
-
-        return self._timed(con, timeout_s, run)  # type: ignore[no-any-return]
-
-    def count_distinct(self, expr: str, approximate: bool) -> str:
-        """HyperLogLog on big files (constant memory), exact otherwise."""
-        return f"approx_count_distinct({expr})" if approximate else f"count(DISTINCT {expr})"
-
-    def as_text(self, expr: str) -> str:
-        """``expr`` cast to VARCHAR."""
-        return f"CAST({expr} AS VARCHAR)"
-
-    def close(self) -> None:
-        """Close both connections and remove the spill folder."""
-        for con in (self._profile, self._locked):
-            if con is not None:
-                con.close()
-        self._profile = self._locked = None
-        if self._spill is not None:
-            shutil.rmtree(self._spill, ignore_errors=True)
-            self._spill = None

@@ -23,11 +23,11 @@ from tablerag_agents.bounded.frames import encode_frame
 from tablerag_agents.tables.source import ProfileRequest, kind_of_sql_type
 from tablerag_agents.tables.source_backends import (
     Backend,
-    DuckFileBackend,
     PostgresBackend,
     QueryTimeout,
     SQLiteBackend,
 )
+from tablerag_agents.tables.source_duckdb import DuckFileBackend
 from tablerag_agents.tables.source_profile import Profiler
 
 #: Sessions whose connections a worker keeps open.
