@@ -69,6 +69,8 @@ def test_model_sql_reads_no_other_file(sales_parquet: Path, big_csv: Path) -> No
         "SELECT * FROM read_csv('/etc/passwd')",
         f"SELECT * FROM read_csv('{big_csv}')",
         "SELECT * FROM read_text('/etc/hostname')",
+        f"SELECT * FROM glob('{big_csv.parent}/*')",
+        f"SELECT * FROM read_csv('{sales_parquet}/../{big_csv.name}')",
     ):
         result = engine.run(sql)
         assert not result.ok, sql
