@@ -66,6 +66,12 @@ class DescribeTableTool(TableTool):
             "loaded first).",
             "Columns (name: type, distinct values, examples):",
         ]
+        if found.source is not None:  # a database table or a file scanned in place
+            lines.insert(
+                -1,
+                f"Column summaries come from its first {len(df)} rows only; "
+                "sql_query runs on every row.",
+            )
         for col in columns:
             examples = ", ".join(repr(v) for v in col.values)
             missing = f", {col.n_missing} missing" if col.n_missing else ""

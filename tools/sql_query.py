@@ -3,7 +3,9 @@
 Every query gets a fresh in-memory DuckDB with external access disabled and
 its configuration locked (:class:`~tablerag_agents.solve.sql_engine.SafeDuckDB`):
 no files, no network, no extensions, one SELECT statement, a time limit and
-capped results.
+capped results. A table that stays in its database or file (``Table.source``)
+is queried there instead, in its read-only session
+(:class:`~tablerag_agents.solve.sql_engine.SourceSQL`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from tablerag_agents.tools._base import TableTool, engine_errors, frame_payload,
 from tablerag_agents.tools._examples import DataExamples
 from tablerag_agents.tools.catalog import TableCatalog
 
-from tablerag_agents.solve.sql_engine import SafeDuckDB, sql_column_names
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, sql_column_names
 from tablerag_agents.solve.sql_repair import quote_bare_columns
+from tablerag_agents.tables import Table
 
 _NAME_ERRORS = ("Binder Error", "Catalog Error", "not found", "does not exist")
 
@@ -70,16 +73,12 @@ class SQLQueryTool(TableTool):
     @engine_errors
     def _run(self, query: str, tables: list[str] | None = None) -> tuple[str, dict[str, Any]]:
         named = self.catalog.select(tables)
-        engine = SafeDuckDB(
-            {name: t.df for name, t in named.items()},
-            timeout_s=self.timeout_s,
-            max_rows=self.max_rows,
-        )
+        engine = _engine(named, self.timeout_s, self.max_rows)
         result = engine.run(query)
         note = ""
         if not result.ok:
             # A small model often leaves "Top scorer (League)" unquoted: quote it and rerun.
-            columns = {str(c) for df in engine.tables.values() for c in df.columns}
+            columns = {str(c) for t in named.values() for c in t.df.columns}
             fixed = quote_bare_columns(query, result.error or "", columns)
             retried = engine.run(fixed) if fixed else None
             if fixed and retried is not None and retried.ok:
@@ -88,7 +87,7 @@ class SQLQueryTool(TableTool):
         if not result.ok:
             message = f"SQL error ({result.error_type}): {result.error}"
             if any(marker in (result.error or "") for marker in _NAME_ERRORS):
-                message += "\n" + _schema_hint(engine)
+                message += "\n" + _schema_hint(named)
             raise ToolException(message + "\nFix the query and call sql_query again.")
         frame = result.frame()
         text = note + (frame_text(frame) if len(frame) else "(no rows)")
@@ -98,10 +97,28 @@ class SQLQueryTool(TableTool):
         return text, artifact
 
 
-def _schema_hint(engine: SafeDuckDB) -> str:
+def _engine(named: dict[str, Table], timeout_s: float, max_rows: int) -> SafeDuckDB | SourceSQL:
+    """The locked DuckDB over the frames, or the one table's own source."""
+    sourced = [name for name, t in named.items() if t.source is not None]
+    if not sourced:
+        frames = {name: t.df for name, t in named.items()}
+        return SafeDuckDB(frames, timeout_s=timeout_s, max_rows=max_rows)
+    if len(named) > 1:
+        raise ToolException(
+            f"table {sourced[0]!r} stays in its database or file: query it alone "
+            "(tables=[...] with that one id)"
+        )
+    name, table = next(iter(named.items()))
+    assert table.source is not None
+    return SourceSQL(table.source, [name, table.id], timeout_s=timeout_s, max_rows=max_rows)
+
+
+def _schema_hint(named: dict[str, Table]) -> str:
     """List the tables the query can use, with their exact column names."""
     lines = ["Available tables and columns:"]
-    for name, df in engine.tables.items():
-        cols = ", ".join(f'"{c}"' for c in sql_column_names(list(df.columns)))
+    for name, table in named.items():
+        columns = list(table.df.columns)
+        names = columns if table.source is not None else sql_column_names(columns)
+        cols = ", ".join(f'"{c}"' for c in names)
         lines.append(f"- {name}: {cols}")
     return "\n".join(lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,6 +26,8 @@ from tablerag_agents.tools.wikipedia_summary import WikipediaSummaryTool
 from tablerag_agents.config import Settings
 from tablerag_agents.resources import Resources
 from tablerag_agents.tables import Table, load_tables
+from tablerag_agents.tables.source import SourceSettings
+from tablerag_agents.tables.source_tables import load_database_tables
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -43,9 +45,9 @@ SMALL_TOOLS = ("ask_tables",)
 class TableRAGToolkit(BaseToolkit):
     """The table tools over one catalog of tables, sharing models, sandbox and caches.
 
-    Build it with :meth:`from_folder`, :meth:`from_dataframes` or
-    :meth:`from_index`; close it (or use it as a context manager) to stop the
-    sandbox it created.
+    Build it with :meth:`from_folder`, :meth:`from_dataframes`, :meth:`from_uri`
+    (tables left in a database) or :meth:`from_index`; close it (or use it as a
+    context manager) to stop the sandbox it created.
 
     Example:
         >>> with TableRAGToolkit.from_folder("tables/") as toolkit:
@@ -139,6 +141,38 @@ class TableRAGToolkit(BaseToolkit):
                 for i, item in enumerate(frames, start=1)
             ]
         return cls.from_tables(tables, **kwargs)
+
+    @classmethod
+    def from_uri(
+        cls,
+        url: str,
+        tables: Sequence[str],
+        *,
+        source_settings: SourceSettings | None = None,
+        **kwargs: Any,
+    ) -> TableRAGToolkit:
+        """Use tables that stay in a PostgreSQL or SQLite database (a SQLAlchemy URL).
+
+        Nothing is copied: ``sql_query`` runs on the database in a read-only session
+        with a statement timeout, the schema and cell indexes come from aggregate
+        queries, and the Python tools see a bounded sample
+        (``source_settings.sample_rows``). Connect as a role that may only read
+        these tables.
+
+        Example:
+            >>> TableRAGToolkit.from_uri("postgresql://reader@db/shop", tables=["orders"])
+
+        Args:
+            url: ``postgresql://user:password@host:5432/db`` or ``sqlite:///path/file.db``.
+            tables: Table names (``schema.table`` for PostgreSQL); they become the ids.
+            source_settings: Sample size and limits (default: ``TABLERAG_SOURCE_*``).
+            **kwargs: Those of :meth:`from_tables`.
+        """
+        if isinstance(tables, str):
+            raise TypeError("tables must be a list of table names, not one string")
+        return cls.from_tables(
+            load_database_tables(url, tables, settings=source_settings), **kwargs
+        )
 
     @classmethod
     def from_index(cls, path: str | Path, **kwargs: Any) -> TableRAGToolkit:

@@ -44,6 +44,7 @@ def next_solver(state: State, ctx: Context) -> str | None:
 def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> SolverContext:
     """Assemble the solver's input from the turn's tables, retrieval, filter and notes."""
     tables = {}
+    sources = {}
     main_caption = ""
     sub_table: pd.DataFrame | None = None
     retrieved = state.get("retrieved") or {}
@@ -60,6 +61,9 @@ def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> So
                 sub_table = part
         name = table.id if table.id not in tables else ref
         tables[name] = df
+        if table.source is not None and df is table.df:
+            # A database table or a big file: SQL runs there, not on the sample in df.
+            sources[name] = table.source
         if i == 0:
             main_caption = table.caption
     schema_text = "\n\n".join(retrieved.values()) or None
@@ -76,6 +80,7 @@ def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> So
         sub_table=sub_table,
         clarifications=clarifications,
         table_format=ctx.table_format,
+        sources=sources,
     )
 
 

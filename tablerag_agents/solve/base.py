@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import pandas as pd
@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from tablerag_agents.solve.chart_image import Chart
 from tablerag_agents.tables.render import TableFormat
+from tablerag_agents.tables.source import TableSource
 
 MAIN_TABLE = "df"
 """Name of the main table in Python code (the SQL solver calls it ``t``)."""
@@ -48,6 +49,9 @@ class SolverContext:
         sub_table: Rows/columns a filter stage judged relevant (shown in the prompt).
         clarifications: Explanations of terms in the question.
         table_format: How table rows are written in prompts (markdown, string, html).
+        sources: Tables (by id) that live in a database or a file scanned out of
+            core; their entry in ``tables`` is only a sample, and the SQL solver
+            queries the source itself.
     """
 
     question: str
@@ -58,6 +62,7 @@ class SolverContext:
     sub_table: pd.DataFrame | None = None
     clarifications: str | None = None
     table_format: TableFormat = "markdown"
+    sources: dict[str, TableSource] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Reject a context without any table."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -34,7 +35,7 @@ from tablerag_agents.solve.preview import (
 )
 from tablerag_agents.solve.question_kind import misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
-from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLResult, sql_column_names
+from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import (
     add_missing_from,
     cast_text_numbers,
@@ -62,6 +63,18 @@ def _sql_table_name(table_id: str, taken: set[str]) -> str:
     while name in taken or name == MAIN_SQL_TABLE:
         name, n = f"{base}_{n}", n + 1
     return name
+
+
+def _sample_note(ctx: SolverContext) -> SolverContext:
+    """``ctx`` telling the model that a sourced main table's rows are only a sample."""
+    source = ctx.sources.get(ctx.main_id)
+    if source is None:
+        return ctx
+    note = (
+        f"`{MAIN_SQL_TABLE}` has {source.n_rows():,} rows (it stays in its database or file); "
+        f"the rows shown are only its first {len(ctx.main_df)}: compute over all rows with SQL."
+    )
+    return replace(ctx, schema_text=f"{note}\n{ctx.schema_text or ''}".strip())
 
 
 def extract_sql(text: str) -> str | None:
@@ -159,8 +172,23 @@ class SQLSolver:
 
     def _engine(
         self, ctx: SolverContext
-    ) -> tuple[SafeDuckDB, dict[str, pd.DataFrame], dict[str, TypedTable]]:
-        """The database, its tables by SQL name, and their typed views by table id."""
+    ) -> tuple[SafeDuckDB | SourceSQL, dict[str, pd.DataFrame], dict[str, TypedTable]]:
+        """The database, its tables by SQL name, and their typed views by table id.
+
+        A main table with a source (a database table, a file scanned out of core)
+        is queried where it lives, under ``t`` and its id; its sample is what the
+        prompt shows (no cleaning or typed columns: the query sees the source's
+        own columns).
+        """
+        source = ctx.sources.get(ctx.main_id)
+        if source is not None:
+            if len(ctx.tables) > 1:
+                raise ValueError(
+                    f"table {ctx.main_id!r} lives in {source.label}: query it alone, "
+                    "not joined with other tables"
+                )
+            engine = SourceSQL(source, [MAIN_SQL_TABLE, ctx.main_id], timeout_s=self.timeout_s)
+            return engine, {MAIN_SQL_TABLE: ctx.main_df}, {}
         frames, views = solver_tables(
             ctx.tables,
             clean=self.clean,
@@ -205,7 +233,7 @@ class SQLSolver:
         ctx = as_context(question, df)
         engine, tables, views = self._engine(ctx)
         rec = RunRecorder(self.name, ctx, views=views)
-        prompt = self._prompt(ctx, tables, views)
+        prompt = self._prompt(_sample_note(ctx), tables, views)
         messages = list(prompt)
         last: SQLResult | None = None
         sql = ""
@@ -310,7 +338,7 @@ class SQLSolver:
         self,
         rec: RunRecorder,
         prompt: list[BaseMessage],
-        engine: SafeDuckDB,
+        engine: SafeDuckDB | SourceSQL,
         tables: dict[str, pd.DataFrame],
         last: SQLResult | None,
         sql: str,
@@ -352,7 +380,7 @@ class SQLSolver:
         self,
         rec: RunRecorder,
         reply: LLMReply,
-        engine: SafeDuckDB,
+        engine: SafeDuckDB | SourceSQL,
         sql: str,
         tables: dict[str, pd.DataFrame],
     ) -> tuple[SQLResult, str]:
@@ -369,7 +397,11 @@ class SQLSolver:
         return result, sql
 
     def _grounded(
-        self, rec: RunRecorder, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
+        self,
+        rec: RunRecorder,
+        engine: SafeDuckDB | SourceSQL,
+        sql: str,
+        tables: dict[str, pd.DataFrame],
     ) -> tuple[SQLResult, str] | None:
         """Rerun ``sql`` with its unmatched literals replaced by the one cell holding each
         (no model call); the result and query if it returns rows, else None."""
@@ -389,7 +421,7 @@ class SQLSolver:
         return (result, fixed) if result.ok and result.rows else None
 
     def _run(
-        self, engine: SafeDuckDB, sql: str, tables: dict[str, pd.DataFrame]
+        self, engine: SafeDuckDB | SourceSQL, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
         near-miss column names, arithmetic on number-like text columns, a missing

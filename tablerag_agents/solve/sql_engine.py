@@ -16,6 +16,11 @@ capped in rows and cells. Checking that the text is a single SELECT is only a
 courtesy that gives the model a clear error.
 
 A session's tables travel to a worker once; its further queries send only text.
+
+A table that stays where it lives (a database table, a file scanned out of
+core) is queried through :class:`SourceSQL` instead: the same text check, then
+the source's own read-only session (:mod:`tablerag_agents.tables.source_backends`)
+in a bounded worker, with the same caps on the result.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from tablerag_agents.bounded.frames import decode_frame, encode_frame
 from tablerag_agents.bounded.limits import MIB, WorkerLimits
 from tablerag_agents.bounded.pool import WorkerPool, default_pool
 from tablerag_agents.errors import TableRAGError, WorkerError, WorkerLimitError
+from tablerag_agents.tables.source import QueryOutcome, TableSource
 from tablerag_agents.tables.sql_safety import read_only_problem
 
 SQL_TASK = "tablerag_agents.tables.sql_task"
@@ -278,6 +284,65 @@ class SafeDuckDB:
             truncated=bool(outcome["truncated"]),
             seconds=seconds,
         )
+
+
+class SourceSQL:
+    """Run read-only SQL on a :class:`~tablerag_agents.tables.source.TableSource` in place.
+
+    Same interface and caps as :class:`SafeDuckDB`; the table is never copied.
+
+    Args:
+        source: The table where it lives.
+        names: Names the query may use for it besides its own (``t``, the table id).
+        timeout_s: Time limit per query (the database's statement timeout).
+        max_rows: Maximum rows returned.
+        max_cells: Maximum cells returned.
+    """
+
+    def __init__(
+        self,
+        source: TableSource,
+        names: list[str],
+        *,
+        timeout_s: float = 5.0,
+        max_rows: int = 200,
+        max_cells: int = 5000,
+    ) -> None:
+        """Store the source and limits."""
+        self.source = source
+        self.names = list(dict.fromkeys(names))
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self.max_cells = max_cells
+
+    def run(self, sql: str) -> SQLResult:
+        """Run one SELECT; errors, rejections and timeouts come back as a failed result."""
+        sql = sql.strip().rstrip(";").strip()
+        try:
+            check_read_only(sql)
+        except SQLRejectedError as exc:
+            return SQLResult(ok=False, error=exc.reason, error_type="SQLRejectedError")
+        outcome = self.source.query(
+            sql,
+            names=self.names,
+            timeout_s=self.timeout_s,
+            max_rows=self.max_rows,
+            max_cells=self.max_cells,
+        )
+        return _from_outcome(outcome)
+
+
+def _from_outcome(outcome: QueryOutcome) -> SQLResult:
+    return SQLResult(
+        ok=outcome.ok,
+        columns=outcome.columns,
+        rows=outcome.rows,
+        truncated=outcome.truncated,
+        error=outcome.error,
+        error_type=outcome.error_type,
+        timed_out=outcome.timed_out,
+        seconds=outcome.seconds,
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from tablerag_agents.tables.source import ColumnProfile
 from tablerag_agents.tables.values import column_kind, format_value
 
 logger = logging.getLogger(__name__)
@@ -209,6 +210,48 @@ def build_cell_db(
     db = CellDatabase(entries, budget, n_distinct, alloc, skipped)
     logger.debug("cell db: %d of %d distinct pairs kept (B=%d)", len(entries), n_distinct, budget)
     return db
+
+
+def cell_db_from_profiles(
+    profiles: Sequence[ColumnProfile],
+    *,
+    budget: int = DEFAULT_BUDGET,
+    allocation: Allocation = "fair",
+) -> CellDatabase:
+    """The cell database of a table profiled where it lives (same rules as :func:`build_cell_db`).
+
+    Each profile brings its column's most frequent eligible values (at most the
+    budget) and how many there are; the budget is shared exactly as for a
+    DataFrame. A column ranked over a prefix of its rows offers only the values
+    it brought.
+    """
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0, got {budget}")
+    if allocation not in ("fair", "global"):
+        raise ValueError(f"unknown allocation {allocation!r}; use 'fair' or 'global'")
+    per_col: dict[str, pd.Series] = {}
+    skipped: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    n_distinct = 0
+    for p in profiles:
+        if p.cells is None:
+            skipped[p.name] = p.skipped
+            continue
+        counts = pd.Series([n for _, n in p.cells], index=[v for v, _ in p.cells], dtype="int64")
+        per_col[p.name] = counts
+        sizes[p.name] = len(counts) if p.approximate else max(p.n_cells, len(counts))
+        n_distinct += max(p.n_cells, len(counts))
+    if allocation == "fair":
+        alloc = fair_allocation(sizes, budget, {c: v.to_numpy() for c, v in per_col.items()})
+        alloc = {c: min(n, len(per_col[c])) for c, n in alloc.items()}
+    else:
+        alloc = _global_allocation(per_col, budget)
+    entries = [
+        CellEntry(column=c, value=str(v), count=int(n))
+        for c, counts in per_col.items()
+        for v, n in counts.iloc[: alloc[c]].items()
+    ]
+    return CellDatabase(entries, budget, n_distinct, alloc, skipped)
 
 
 def _global_allocation(per_col: Mapping[str, pd.Series], budget: int) -> dict[str, int]:

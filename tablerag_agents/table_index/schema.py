@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from tablerag_agents.tables.source import ColumnProfile
 from tablerag_agents.tables.values import column_kind, format_value
 
 _RANGE_KINDS = {"int", "float", "datetime"}
@@ -87,4 +88,20 @@ def build_schema(
             max_value_chars=max_value_chars,
         )
         for i in range(df.shape[1])
+    ]
+
+
+def schema_from_profiles(profiles: list[ColumnProfile]) -> list[SchemaEntry]:
+    """One :class:`SchemaEntry` per column of a table profiled where it lives."""
+    return [
+        SchemaEntry(
+            column=p.name,
+            dtype=p.kind,
+            n_unique=p.n_unique,
+            n_missing=p.n_missing,
+            examples=p.examples,
+            min=p.min,
+            max=p.max,
+        )
+        for p in profiles
     ]

@@ -24,9 +24,11 @@ from tablerag_agents.table_index.cells import (
     CellDatabase,
     CellEntry,
     build_cell_db,
+    cell_db_from_profiles,
 )
-from tablerag_agents.table_index.schema import SchemaEntry, build_schema
+from tablerag_agents.table_index.schema import SchemaEntry, build_schema, schema_from_profiles
 from tablerag_agents.tables.model import Table
+from tablerag_agents.tables.source import ProfileRequest
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -123,6 +125,10 @@ class TableIndex:
     ) -> TableIndex:
         """Extract the schema and cell databases of ``table`` and index them.
 
+        A table with a :attr:`~tablerag_agents.tables.model.Table.source` (a database
+        table, a file scanned out of core) is profiled where it lives: only
+        aggregates and the kept values come back, never its rows.
+
         Args:
             table: The table.
             embeddings: For dense/hybrid retrieval (default: the configured
@@ -140,15 +146,28 @@ class TableIndex:
         factory = retriever_factory or default_retriever_factory(retriever, embeddings)
         stats = BuildStats()
         t0 = time.perf_counter()
-        schema = build_schema(table.df, max_examples=max_examples, max_value_chars=50)
-        cells = build_cell_db(
-            table.df,
-            budget=budget,
-            allocation=allocation,
-            max_value_chars=max_value_chars,
-            categorical_limit=categorical_limit,
-            include_numeric=include_numeric,
-        )
+        if table.source is not None:  # aggregates pushed down to the database or file
+            profiles = table.source.profile(
+                ProfileRequest(
+                    budget=budget,
+                    max_examples=max_examples,
+                    max_value_chars=max_value_chars,
+                    categorical_limit=categorical_limit,
+                    include_numeric=include_numeric,
+                )
+            )
+            schema = schema_from_profiles(profiles)
+            cells = cell_db_from_profiles(profiles, budget=budget, allocation=allocation)
+        else:
+            schema = build_schema(table.df, max_examples=max_examples, max_value_chars=50)
+            cells = build_cell_db(
+                table.df,
+                budget=budget,
+                allocation=allocation,
+                max_value_chars=max_value_chars,
+                categorical_limit=categorical_limit,
+                include_numeric=include_numeric,
+            )
         stats.extract_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         schema_retriever = factory()

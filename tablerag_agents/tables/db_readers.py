@@ -99,7 +99,7 @@ def _decode_sqlite_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _connect_sqlite(source: Path) -> sqlite3.Connection:
+def connect_sqlite(source: Path) -> sqlite3.Connection:
     """Open a SQLite file read-only, its views and triggers unable to cause side effects."""
     uri = source.resolve().as_uri() + "?mode=ro"
     try:
@@ -144,7 +144,7 @@ def read_sqlite(
     with source.open("rb") as fh:
         if fh.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
             raise TableLoadError(source, "not a SQLite database (bad file header)")
-    conn = _connect_sqlite(source)
+    conn = connect_sqlite(source)
     try:
         rows = conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "

@@ -34,6 +34,12 @@ class LoadLimits(BaseSettings):
     max_result_mb: int = Field(
         default=1024, ge=1, le=4095, description="Size of the loaded table sent back (Arrow)."
     )
+    out_of_core_mb: int | None = Field(
+        default=512,
+        ge=1,
+        description="CSV/Parquet files bigger than this stay on disk and are scanned by "
+        "DuckDB instead of loaded (None: always load).",
+    )
 
     def worker(self) -> WorkerLimits:
         """The worker limits of one load."""

@@ -53,6 +53,12 @@ from tablerag_agents.tables.cleaning import (
 from tablerag_agents.tables.limits import LoadLimits
 from tablerag_agents.tables.model import Table
 from tablerag_agents.tables.reading import FORMATS
+from tablerag_agents.tables.source import SourceSettings
+from tablerag_agents.tables.source_tables import (
+    is_database_url,
+    load_database_table,
+    load_file_out_of_core,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -130,16 +136,25 @@ def load_table(
     quiet: bool = False,
     iso_dates: bool = True,
     limits: LoadLimits | None = None,
+    source_settings: SourceSettings | None = None,
     **opts: Any,
 ) -> Table:
-    """Load one table from a file (in a bounded worker) or a DataFrame.
+    """Load one table from a file (in a bounded worker), a DataFrame or a database.
+
+    A database URL (``postgresql://user@host/db``, ``sqlite:///file.db``) with
+    ``table=`` gives a table that stays in the database; a CSV/Parquet file
+    bigger than ``limits.out_of_core_mb`` stays on disk and is scanned by
+    DuckDB. Either way ``df`` is a bounded sample and ``Table.source`` does the
+    rest (:mod:`tablerag_agents.tables.source_tables`).
 
     Args:
-        source: A file path or an in-memory DataFrame (copied, never modified).
+        source: A file path, a database URL, or an in-memory DataFrame (copied,
+            never modified).
         id: Table id (default: the file stem, or ``"dataframe"``).
         caption: Human title (default: a spreadsheet table's title row, else the
             file stem, or ``""`` for a DataFrame).
-        table: Table name inside a SQLite/DuckDB file (optional if it has one).
+        table: Table name inside a SQLite/DuckDB file (optional if it has one), or
+            in the database of a URL (required there).
         sheet: Sheet name or index inside an ``.xlsx`` (optional if it has one).
         block: Which table of a sheet holding several (1-based; stacked tables
             separated by empty rows); a sheet with several and no ``block`` is
@@ -153,6 +168,8 @@ def load_table(
         iso_dates: Convert text columns holding only ISO dates to datetimes.
         limits: Memory, time and size limits of reading a file (default:
             :class:`LoadLimits` from the environment).
+        source_settings: Limits of a table left in its database or file (default:
+            :class:`~tablerag_agents.tables.source.SourceSettings` from the environment).
         **opts: Passed to :func:`pandas.read_csv` for CSV/TSV (``sep``,
             ``escapechar``, ``nrows``...); plain JSON values only.
 
@@ -178,8 +195,22 @@ def load_table(
     if not isinstance(source, str | Path):
         kind = type(source).__name__
         raise TableLoadError(repr(source)[:80], f"expected a path or a DataFrame, got {kind}")
+    if is_database_url(source):
+        if table is None:
+            raise TableLoadError(str(source).split("@")[-1], "name the table: table='...'")
+        return load_database_table(
+            str(source), table, id=id, caption=caption, settings=source_settings
+        )
     path = Path(source)
     limits = limits or LoadLimits()
+    if _out_of_core(path, format, limits):
+        return load_file_out_of_core(
+            path,
+            id=id or path.stem,
+            caption=caption if caption is not None else path.stem,
+            format={"tsv": "csv"}.get(format or "", format),
+            settings=source_settings,
+        )
     args: dict[str, Any] = {
         "path": str(path),
         "format": format,
@@ -202,6 +233,15 @@ def load_table(
     title = loaded.metadata.get("title")
     loaded.caption = caption if caption is not None else str(title or path.stem)
     return loaded
+
+
+def _out_of_core(path: Path, format: str | None, limits: LoadLimits) -> bool:
+    """Whether ``path`` is a CSV/Parquet file past ``limits.out_of_core_mb``."""
+    if limits.out_of_core_mb is None or not path.is_file():
+        return False
+    fmt = format or FORMATS.get(path.suffix.lower())
+    big = path.stat().st_size > limits.out_of_core_mb * 1024 * 1024
+    return big and fmt in ("csv", "tsv", "parquet")
 
 
 def _walk(paths_or_folder: str | Path | Iterable[str | Path]) -> Iterator[tuple[Path, str]]:

@@ -362,6 +362,7 @@ def test_sql_self_consistency_keeps_the_majority_answer(seasons: pd.DataFrame) -
 
 def test_sql_samples_reach_the_sql_solver_from_the_graph_settings() -> None:
     from tablerag_agents.graphs import Context
+
     from tablerag_agents.solve.factory import make_solver
 
     solver = make_solver("sql", ScriptedChatModel([]), sql_samples=3)
