@@ -219,7 +219,7 @@ def _prepared(frame: pd.DataFrame, folder: Path, fields: Sequence[str]) -> list[
     want |= {f"{kind}_{name}" for name in fields for kind in ("field", "tokens")}
     if len(frame) and set(frame.columns) != want:  # an empty batch (all unreadable) has none
         raise MalformedIndexError(folder, _TABLES, f"has columns {sorted(frame.columns)}")
-    cells = folder / _CELLS
+    cells: Path | None = None
     out = []
     for row in frame.to_dict("records"):
         texts = {"meta": row["field_meta"], **{n: row[f"field_{n}"] for n in fields}}
@@ -230,6 +230,7 @@ def _prepared(frame: pd.DataFrame, folder: Path, fields: Sequence[str]) -> list[
         stored = None
         if isinstance(row["file"], str):  # a missing value reads back as None or NaN
             name = row["file"].removeprefix(f"{_CELLS}/")
+            cells = cells or checked_file(folder, _CELLS, suffix="")  # not a symlink out
             path = checked_file(cells, name, suffix=".parquet")
             stored = StagedTable(row["table_id"], row["caption"], str(row["metadata"]), path)
         rows = [str(r) for r in row["rows"]]
@@ -242,7 +243,7 @@ def _prepared(frame: pd.DataFrame, folder: Path, fields: Sequence[str]) -> list[
 
 
 def _read_json(folder: Path, name: str) -> Any:
-    path = checked_file(folder, name, suffix="")
+    path = checked_file(folder, name, suffix=".json")
     if path.stat().st_size > _MAX_JSON_BYTES:
         raise MalformedIndexError(folder, name, f"is larger than {_MAX_JSON_BYTES} bytes")
     try:

@@ -70,7 +70,8 @@ def checked_file(folder: Path, name: str, *, suffix: str | None = None) -> Path:
         or name in (".", "..")
         or (suffix is not None and path.suffix != suffix)
     ):
-        raise UnsafeIndexError(folder, name, f"is not a plain {suffix or ''} file name".strip())
+        kind = f"{suffix} file" if suffix else "file"
+        raise UnsafeIndexError(folder, name, f"is not a plain {kind} name")
     resolved = _inside(folder, name)
     if not resolved.exists():
         raise MalformedIndexError(folder, name, "is missing")
