@@ -21,6 +21,7 @@ import pytest
 
 from tablerag_agents.config import Settings
 from tablerag_agents.errors import MalformedIndexError, ResumeMismatchError, UnsafeIndexError
+from tablerag_agents.models import get_embeddings
 from tablerag_agents.retrieval import corpus_folder, corpus_prep
 from tablerag_agents.retrieval.corpus import CorpusIndex
 from tablerag_agents.retrieval.corpus_folder import index_tables, open_index
@@ -43,9 +44,20 @@ QUESTIONS = ["deepest lake in Turkey", "who won the world cup in 2014", "volcano
 PASSAGE = {"title": "Eliud Kipchoge", "url": "/wiki/Eliud_Kipchoge", "intro": "A Kenyan runner."}
 
 
+@pytest.fixture(scope="module")
+def minilm():
+    """One MiniLM for the module's runs (each run would load its own)."""
+    return get_embeddings(Settings())
+
+
 @pytest.fixture(autouse=True)
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm) -> None:
     monkeypatch.setenv("TABLERAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_folder, "get_embeddings", lambda _settings: minilm)
+
+
+class Killed(Exception):
+    """Stands for a crash of the indexing process."""
 
 
 def _corpus(tmp_path: Path) -> tuple[Path, Path]:
@@ -81,7 +93,7 @@ def _fail_after(monkeypatch: pytest.MonkeyPatch, commits: int) -> None:
 
     def commit(self: ResumeLog, number: int, *args: object) -> None:
         if number == commits:
-            raise KeyboardInterrupt("killed between batches")
+            raise Killed(f"killed before batch {number} was committed")
         original(self, number, *args)
 
     monkeypatch.setattr(ResumeLog, "commit", commit)
@@ -118,7 +130,7 @@ def test_an_interrupted_run_resumes_to_the_same_index(tmp_path: Path, monkeypatc
     out = tmp_path / "resumed"
     with monkeypatch.context() as patch:
         _fail_after(patch, 2)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(Killed):
             _run(tables, passages, out)
     assert not (out / "manifest.json").exists()  # nothing saved: only the log
     names = {p.name for p in (out / RESUME_DIR).glob("batch-*")}
@@ -152,7 +164,7 @@ def test_a_resume_with_other_arguments_is_refused(tmp_path: Path, monkeypatch) -
     out = tmp_path / "idx"
     with monkeypatch.context() as patch:
         _fail_after(patch, 1)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(Killed):
             _run(tables, passages, out)
     with pytest.raises(ResumeMismatchError, match="batch_size"):
         _run(tables, passages, out, batch_size=4)
@@ -170,7 +182,7 @@ def test_rebuild_discards_an_interrupted_first_run(tmp_path: Path, monkeypatch) 
     out = tmp_path / "idx"
     with monkeypatch.context() as patch:
         _fail_after(patch, 1)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(Killed):
             _run(tables, passages, out)
     stats = _run(tables, passages, out, batch_size=5, rebuild=True)
     assert stats["resumed_batches"] == 0 and stats["total"] == len(TOPICS)
@@ -182,7 +194,7 @@ def test_a_tampered_log_is_refused(tmp_path: Path, monkeypatch, attack: str) -> 
     out = tmp_path / "idx"
     with monkeypatch.context() as patch:
         _fail_after(patch, 1)
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(Killed):
             _run(tables, passages, out)
     batch = out / RESUME_DIR / "batch-000000"
     if attack == "short vectors":
