@@ -105,11 +105,12 @@ def resume_check(
     child.wait()
     killed_after = time.perf_counter() - started
     committed = len([p for p in (out / ".resume").glob("batch-*") if p.suffix != ".tmp"])
+    saved = (out / "manifest.json").exists()
     rerun = timed_run(cmd, env)
     return {
         "killed_after_s": round(killed_after, 1),
         "batches_committed_when_killed": committed,
-        "index_saved_before_kill": (out / "manifest.json").exists(),
+        "index_saved_before_kill": saved,
         "rerun": rerun,
     }
 
