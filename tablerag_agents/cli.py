@@ -126,8 +126,27 @@ def index(
         bool,
         typer.Option(help="Open the engine an existing index's manifest names (and remember)."),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            envvar="TABLERAG_INDEX_WORKERS",
+            help="Processes that parse tables and build their search fields (0: one per core).",
+        ),
+    ] = 0,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Tables per committed batch: a killed run, rerun with the same arguments, "
+            "resumes after the last one.",
+        ),
+    ] = 1024,
 ) -> None:
-    """Index tables into a directory for `search` and `ask` (adds to an existing index)."""
+    """Index tables into a directory for `search` and `ask` (adds to an existing index).
+
+    Resumable: rerun an interrupted command unchanged and it continues where it stopped.
+    """
     from tablerag_agents.retrieval.corpus_folder import index_tables
 
     stats = index_tables(
@@ -142,7 +161,12 @@ def index(
         url=url,
         collection=collection,
         trust_engine=trust_engine,
+        workers=workers,
+        batch_size=batch_size,
     )
+    resumed = stats["resumed_batches"]
+    if resumed:
+        console.print(f"resumed an interrupted run ({resumed} batches were already done)")
     console.print(
         f"indexed {stats['added']} tables into {out} "
         f"({stats['total']} in the index, {stats['skipped']} skipped, {stats['seconds']:.1f}s; "

@@ -95,6 +95,24 @@ class UntrustedEngineError(CorpusIndexError):
         )
 
 
+class ResumeMismatchError(CorpusIndexError):
+    """An interrupted indexing run cannot be resumed with other arguments than it started with."""
+
+    def __init__(
+        self, path: str | Path, expected: dict[str, object], found: dict[str, object]
+    ) -> None:
+        self.path = str(path)
+        self.expected = expected
+        self.found = found
+        keys = sorted(set(expected) | set(found))
+        diff = {k: (found.get(k), expected.get(k)) for k in keys if found.get(k) != expected.get(k)}
+        super().__init__(
+            f"{self.path!r} holds an interrupted indexing run started with other arguments "
+            f"(then vs now: {diff}); rerun it with the same arguments to resume, or delete "
+            f"{self.path!r} to start this run anew"
+        )
+
+
 class SandboxUnavailableError(TableRAGError):
     """The sandbox cannot run here; we refuse instead of running code unsafely."""
 

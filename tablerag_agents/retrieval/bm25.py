@@ -102,6 +102,12 @@ class BM25Retriever(Retriever):
 
     def add(self, docs: Sequence[Doc]) -> None:
         """Add docs with new ids (ValueError on a duplicate id); only they are tokenized."""
+        self.add_tokenized(docs, [self.tokenizer(d.text) for d in docs])
+
+    def add_tokenized(self, docs: Sequence[Doc], tokens: Sequence[list[str]]) -> None:
+        """Add docs whose tokens were computed elsewhere with this index's tokenizer params."""
+        if len(docs) != len(tokens):
+            raise ValueError("docs and token lists must have the same length")
         seen: set[str] = set()
         for doc in docs:
             if doc.id in self._pos or doc.id in seen:
@@ -113,7 +119,7 @@ class BM25Retriever(Retriever):
         for doc in docs:
             self._pos[doc.id] = len(self._docs)
             self._docs.append(doc)
-        cache.extend([self.tokenizer(d.text) for d in docs])
+        cache.extend(tokens)
         self._bm25 = None
         self._last = None
 

@@ -19,6 +19,7 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.errors import IndexNotFoundError
+from tablerag_agents.models.embeddings import encode_threads
 from tablerag_agents.retrieval.base import Doc, Hit, Reranker, Retriever
 
 logger = logging.getLogger(__name__)
@@ -87,12 +88,13 @@ def sentence_transformer_token_encoder(model: Any, *, batch_size: int = 64) -> T
     def encode(texts: Sequence[str]) -> list[np.ndarray]:
         if not texts:
             return []
-        outs = st_model.encode(
-            list(texts),
-            output_value="token_embeddings",
-            batch_size=batch_size,
-            show_progress_bar=False,
-        )
+        with encode_threads(model, len(texts)):
+            outs = st_model.encode(
+                list(texts),
+                output_value="token_embeddings",
+                batch_size=batch_size,
+                show_progress_bar=False,
+            )
         return [_unit(t.detach().cpu().numpy()) for t in outs]
 
     return encode
@@ -136,7 +138,8 @@ class SharedQueryEncoder(Embeddings):
         todo = list(dict.fromkeys(queries))
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start : start + self.batch_size]
-            outs = self.model.encode(chunk, output_value=None, show_progress_bar=False)
+            with encode_threads(self.inner, len(chunk)):
+                outs = self.model.encode(chunk, output_value=None, show_progress_bar=False)
             for text, out in zip(chunk, outs, strict=True):
                 mask = out["attention_mask"].bool()
                 tokens = out["token_embeddings"][mask].detach().cpu().numpy()
@@ -147,9 +150,10 @@ class SharedQueryEncoder(Embeddings):
         """Return each text's unit vector and unit token vectors (padding dropped), one pass."""
         if not texts:
             return []
-        outs = self.model.encode(
-            list(texts), output_value=None, batch_size=self.batch_size, show_progress_bar=False
-        )
+        with encode_threads(self.inner, len(texts)):
+            outs = self.model.encode(
+                list(texts), output_value=None, batch_size=self.batch_size, show_progress_bar=False
+            )
         pairs = []
         for out in outs:
             mask = out["attention_mask"].bool()
@@ -162,7 +166,9 @@ class SharedQueryEncoder(Embeddings):
         if text not in self._memo:
             if len(self._memo) > 4096:  # bound the memo; single queries replace it
                 self._memo = {}
-            out = self.model.encode([text], output_value=None, show_progress_bar=False)[0]
+            model = self.model
+            with encode_threads(self.inner, 1):
+                out = model.encode([text], output_value=None, show_progress_bar=False)[0]
             vector = _unit(out["sentence_embedding"].detach().cpu().numpy())
             tokens = _unit(out["token_embeddings"].detach().cpu().numpy())
             self._memo[text] = (vector, tokens)

@@ -24,6 +24,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from tqdm.auto import tqdm
 
 from tablerag_agents.errors import (
     ConfigError,
@@ -44,10 +45,11 @@ from tablerag_agents.retrieval.corpus_config import (
     TableHit,
 )
 from tablerag_agents.retrieval.corpus_fields import PassageLookup
+from tablerag_agents.retrieval.corpus_prep import PreparedTable, PrepContext, PrepPool
 from tablerag_agents.retrieval.engines import EngineConfig, VectorEngine
 from tablerag_agents.retrieval.hybrid import HybridRetriever
 from tablerag_agents.retrieval.rerank_llm import DEFAULT_RERANK_WEIGHT, rerank_with_llm
-from tablerag_agents.retrieval.table_store import TableStore
+from tablerag_agents.retrieval.table_store import StagedTable, TableStore, read_staged
 from tablerag_agents.tables.model import Table
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ _BM25_METHOD_FIELDS = ("meta", "cells", "intro", "passages")
 #: Channels that only re-score the others' candidates in fused search (MaxSim over
 #: every table is the costly part; over ~100 candidates it is cheap).
 _SCORE_ONLY = frozenset({"colbert"})
+_POOL_CHUNK = 1024
+"""Tables per chunk of a pooled ``add_tables`` (a multiple of the embedding batch)."""
 
 
 class CorpusIndex:
@@ -114,6 +118,7 @@ class CorpusIndex:
         self.path: Path | None = None
         self._info: dict[str, tuple[str, str, str]] = {}  # id -> (caption, section, meta text)
         self._pending: dict[str, Table] = {}
+        self._staged: dict[str, StagedTable] = {}  # tables written to files before save
         self._store: TableStore | None = None
 
     # ----------------------------------------------------------------- building
@@ -166,10 +171,15 @@ class CorpusIndex:
         *,
         passages: PassageLookup | None = None,
         progress: bool = True,
+        workers: int = 1,
     ) -> int:
         """Index more tables (new ids only); returns how many were added.
 
-        Call :meth:`save` afterwards to persist them.
+        ``workers`` processes (0: one per core) build the tables' texts and
+        BM25 tokens while this process embeds; the index does not depend on it
+        (a lookup given as ``passages`` must then be picklable, as
+        :class:`~.corpus_fields.LinkedPassages` is). Call :meth:`save`
+        afterwards to persist them.
         """
         tables = list(tables)
         seen: set[str] = set()
@@ -181,14 +191,53 @@ class CorpusIndex:
             return 0
         if "passages" in self.config.fields and passages is None:
             logger.warning("no passage lookup given: the 'passages' field of new tables is empty")
-        infos = corpus_build.index_tables(
-            self.channels, self.config, tables, passages=passages, progress=progress
-        )
-        self._info.update(infos)
+        if workers == 1:
+            infos = corpus_build.index_tables(
+                self.channels, self.config, tables, passages=passages, progress=progress
+            )
+            self._info.update(infos)
+        else:
+            self._add_in_pool(tables, passages, workers, progress)
         if self.store_tables:
             self._pending.update((t.id, t) for t in tables)
         logger.info("indexed %d tables (%d in total)", len(tables), len(self._info))
         return len(tables)
+
+    def _add_in_pool(
+        self, tables: list[Table], passages: PassageLookup | None, workers: int, progress: bool
+    ) -> None:
+        """Prepare tables on a process pool while the previous chunk is embedded."""
+        size = _POOL_CHUNK
+        with PrepPool(PrepContext(self.config, passages), workers) as pool:
+            chunks = [tables[i : i + size] for i in range(0, len(tables), size)]
+            futures = [pool.submit(c, [None] * len(c)) for c in chunks]
+            with tqdm(total=len(tables), disable=not progress, unit=" tables") as bar:
+                for chunk_futures in futures:
+                    prepared, _ = pool.collect(chunk_futures)
+                    self.add_prepared(prepared, self.encode(prepared))
+                    bar.update(len(prepared))
+
+    def encode(self, prepared: Sequence[PreparedTable]) -> corpus_build.EncodedBatch:
+        """Embed prepared tables for this index's dense and MaxSim channels."""
+        return corpus_build.encode_batch(self.channels, prepared, progress=False)
+
+    def add_prepared(
+        self, prepared: Sequence[PreparedTable], encoded: corpus_build.EncodedBatch
+    ) -> int:
+        """Add tables prepared and embedded elsewhere (new ids only); returns how many.
+
+        A table whose cells were written to a file (``PreparedTable.stored``) is
+        stored from that file at :meth:`save`; the file must stay until then.
+        """
+        seen: set[str] = set()
+        for item in prepared:
+            if item.table_id in self._info or item.table_id in seen:
+                raise ValueError(f"duplicate table id {item.table_id!r}")
+            seen.add(item.table_id)
+        self._info.update(corpus_build.add_batch(self.channels, self.config, prepared, encoded))
+        if self.store_tables:
+            self._staged.update((p.table_id, p.stored) for p in prepared if p.stored is not None)
+        return len(prepared)
 
     def remove_tables(self, table_ids: Iterable[str]) -> int:
         """Remove tables from every channel (unknown ids are ignored); returns how many.
@@ -204,6 +253,7 @@ class CorpusIndex:
         for table_id in ids:
             del self._info[table_id]
             self._pending.pop(table_id, None)
+            self._staged.pop(table_id, None)
         logger.info("removed %d tables (%d left)", len(ids), len(self._info))
         return len(ids)
 
@@ -267,7 +317,9 @@ class CorpusIndex:
             store.add(self._store.get_many(missing))
         store.remove([t for t in store.ids() if t not in self._info])  # removed tables
         store.add(t for tid, t in self._pending.items() if tid not in store)
+        store.adopt([s for tid, s in self._staged.items() if tid not in store])
         self._pending.clear()
+        self._staged.clear()
         self._store = store
 
     @classmethod
@@ -480,6 +532,8 @@ class CorpusIndex:
             raise KeyError(table_id)
         if table_id in self._pending:
             return self._pending[table_id]
+        if table_id in self._staged:
+            return read_staged(self._staged[table_id])
         if self._store is not None and table_id in self._store:
             return self._store.get(table_id)
         raise KeyError(table_id)

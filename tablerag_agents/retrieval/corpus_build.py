@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,7 +19,8 @@ from tablerag_agents.retrieval.base import Doc, Retriever
 from tablerag_agents.retrieval.bm25 import BM25Retriever
 from tablerag_agents.retrieval.colbert import ColBERTRetriever, SharedQueryEncoder, TokenEncoder
 from tablerag_agents.retrieval.corpus_config import CorpusConfig
-from tablerag_agents.retrieval.corpus_fields import FIELDS, PassageLookup, row_texts, table_fields
+from tablerag_agents.retrieval.corpus_fields import FIELDS, PassageLookup
+from tablerag_agents.retrieval.corpus_prep import PreparedTable, PrepContext, prepare_table
 from tablerag_agents.retrieval.dense import DenseRetriever
 from tablerag_agents.retrieval.engines import VectorEngine
 from tablerag_agents.retrieval.grouped import MaxGroupRetriever
@@ -101,6 +103,106 @@ def _encode(
     return out
 
 
+@dataclass
+class EncodedBatch:
+    """The embeddings of one batch of prepared tables (what a resumed run does not recompute).
+
+    Attributes:
+        dense: (n, dim) float32 vectors of the ``meta`` texts, or None.
+        colbert: One token matrix per table, or None.
+        rows: (total rows, dim) float32 vectors of the row documents, or None.
+    """
+
+    dense: np.ndarray | None = None
+    colbert: list[np.ndarray] | None = None
+    rows: np.ndarray | None = None
+
+
+def _shared_pass(channels: dict[str, Retriever]) -> SharedQueryEncoder | None:
+    """The shared encoder when one pass gives both the dense vector and the MaxSim tokens."""
+    dense, colbert = channels.get("dense"), channels.get("colbert")
+    shared = getattr(dense, "embeddings", None)
+    if (
+        isinstance(dense, DenseRetriever)
+        and isinstance(colbert, ColBERTRetriever)
+        and isinstance(shared, SharedQueryEncoder)
+        and colbert.encoder == shared.tokens
+    ):
+        return shared
+    return None
+
+
+def encode_batch(
+    channels: dict[str, Retriever], prepared: Sequence[PreparedTable], progress: bool
+) -> EncodedBatch:
+    """Embed a batch for the dense, MaxSim and row channels (nothing is added yet)."""
+    metas = [p.fields["meta"] for p in prepared]
+    out = EncodedBatch()
+    if not prepared:
+        return out
+    dense, colbert = channels.get("dense"), channels.get("colbert")
+    shared = _shared_pass(channels)
+    if shared is not None:  # one encoder pass gives the dense vector and the MaxSim tokens
+        pairs = _encode(shared.encode_documents, metas, "embed tables", progress)
+        out.dense = _matrix([v for v, _ in pairs], len(metas))
+        mats: list[Any] | None = [t for _, t in pairs]
+    else:
+        mats = None
+        if isinstance(dense, DenseRetriever):
+            vectors = _encode(dense.embeddings.embed_documents, metas, "embed tables", progress)
+            out.dense = _matrix(vectors, len(metas))
+        if isinstance(colbert, ColBERTRetriever):
+            mats = _encode(colbert.encoder, metas, "token vectors", progress)
+    if isinstance(colbert, ColBERTRetriever) and mats is not None:
+        out.colbert = [np.asarray(m, dtype=colbert.dtype) for m in mats]  # as stored
+    rows = channels.get("rows")
+    if isinstance(rows, MaxGroupRetriever):
+        texts = [text for p in prepared for text in p.rows]
+        vectors = _encode(rows.inner.embeddings.embed_documents, texts, "embed rows", progress)
+        out.rows = _matrix(vectors, len(texts))
+    return out
+
+
+def _matrix(vectors: Sequence[Any], n: int) -> np.ndarray:
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.asarray(vectors, dtype=np.float32).reshape(n, -1)
+
+
+def add_batch(
+    channels: dict[str, Retriever],
+    config: CorpusConfig,
+    prepared: Sequence[PreparedTable],
+    encoded: EncodedBatch,
+) -> dict[str, tuple[str, str, str]]:
+    """Add a prepared, encoded batch to every channel; return ``{id: (caption, section, meta)}``."""
+    if not prepared:
+        return {}
+    for name in config.fields:
+        channel = channels[name]
+        assert isinstance(channel, BM25Retriever)
+        docs = [Doc(p.table_id, p.fields[name]) for p in prepared]
+        channel.add_tokenized(docs, [p.tokens[name] for p in prepared])
+    meta_docs = [Doc(p.table_id, p.fields["meta"]) for p in prepared]
+    dense, colbert, rows = channels.get("dense"), channels.get("colbert"), channels.get("rows")
+    if isinstance(dense, DenseRetriever):
+        assert encoded.dense is not None
+        dense.add_with_vectors(meta_docs, encoded.dense)
+    if isinstance(colbert, ColBERTRetriever):
+        assert encoded.colbert is not None
+        colbert.add_with_tokens(meta_docs, encoded.colbert)
+    if isinstance(rows, MaxGroupRetriever):
+        assert encoded.rows is not None
+        row_docs = [
+            Doc(f"{p.table_id}\x1f{n}", text, {"table_id": p.table_id})
+            for p in prepared
+            for n, text in enumerate(p.rows)
+        ]
+        if row_docs:
+            rows.add_with_vectors(row_docs, encoded.rows)
+    return {p.table_id: (p.caption, p.section, p.fields["meta"]) for p in prepared}
+
+
 def index_tables(
     channels: dict[str, Retriever],
     config: CorpusConfig,
@@ -109,52 +211,13 @@ def index_tables(
     passages: PassageLookup | None,
     progress: bool,
 ) -> dict[str, tuple[str, str, str]]:
-    """Add ``tables`` to every channel; return ``{id: (caption, section, meta text)}``."""
-    fields = [
-        table_fields(t, passages)
+    """Add ``tables`` to every channel (prepared in this process); return their info."""
+    ctx = PrepContext(config, passages)
+    prepared = [
+        prepare_table(t, ctx, None)
         for t in tqdm(tables, desc="table texts", disable=not progress, unit="table")
     ]
-    for name in config.fields:
-        channels[name].add([Doc(t.id, f[name]) for t, f in zip(tables, fields, strict=True)])
-    metas = [f["meta"] for f in fields]
-    meta_docs = [Doc(t.id, m) for t, m in zip(tables, metas, strict=True)]
-    dense, colbert = channels.get("dense"), channels.get("colbert")
-    shared = getattr(dense, "embeddings", None)
-    if (
-        isinstance(dense, DenseRetriever)
-        and isinstance(colbert, ColBERTRetriever)
-        and isinstance(shared, SharedQueryEncoder)
-        and colbert.encoder == shared.tokens
-    ):  # one encoder pass gives the dense vector and the MaxSim tokens
-        pairs = _encode(shared.encode_documents, metas, "embed tables", progress)
-        dense.add_with_vectors(meta_docs, np.stack([v for v, _ in pairs]).astype(np.float32))
-        colbert.add_with_tokens(meta_docs, [t for _, t in pairs])
-        dense = colbert = None
-    if dense is not None:
-        assert isinstance(dense, DenseRetriever)
-        vectors = _encode(dense.embeddings.embed_documents, metas, "embed tables", progress)
-        dense.add_with_vectors(meta_docs, np.asarray(vectors, dtype=np.float32))
-    if "rows" in channels:
-        rows = channels["rows"]
-        assert isinstance(rows, MaxGroupRetriever)
-        row_docs = [
-            Doc(f"{t.id}\x1f{n}", text, {"table_id": t.id})
-            for t in tables
-            for n, text in enumerate(row_texts(t, max_chars=config.max_row_chars))
-        ]
-        texts = [d.text for d in row_docs]
-        vectors = _encode(rows.inner.embeddings.embed_documents, texts, "embed rows", progress)
-        rows.add_with_vectors(
-            row_docs, np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
-        )
-    if colbert is not None:
-        assert isinstance(colbert, ColBERTRetriever)
-        mats = _encode(colbert.encoder, metas, "token vectors", progress)
-        colbert.add_with_tokens(meta_docs, mats)
-    return {
-        t.id: (t.caption, str(t.metadata.get("section_title", "") or ""), m)
-        for t, m in zip(tables, metas, strict=True)
-    }
+    return add_batch(channels, config, prepared, encode_batch(channels, prepared, progress))
 
 
 def load_channels(

@@ -2,37 +2,34 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.config import Settings
-from tablerag_agents.errors import ConfigError, IndexNotFoundError, TableLoadError
+from tablerag_agents.errors import (
+    ConfigError,
+    IndexNotFoundError,
+    TableLoadError,
+    UntrustedEngineError,
+)
 from tablerag_agents.models import get_chat_model, get_embeddings
-from tablerag_agents.retrieval.corpus import CorpusIndex
+from tablerag_agents.models.embeddings import embeddings_name
+from tablerag_agents.retrieval.corpus import MANIFEST, CorpusIndex
 from tablerag_agents.retrieval.corpus_config import TableHit
-from tablerag_agents.retrieval.corpus_fields import LinkedPassages
+from tablerag_agents.retrieval.corpus_resume import RESUME_DIR, ResumeLog
+from tablerag_agents.retrieval.corpus_run import DEFAULT_BATCH_SIZE, input_units, run_indexing
 from tablerag_agents.retrieval.engine_trust import is_trusted, remember
 from tablerag_agents.retrieval.engines import EngineConfig, VectorEngine
-from tablerag_agents.tables import Table, load_ottqa_corpus, load_tables
 
 logger = logging.getLogger(__name__)
-
-
-def _read_tables(paths: Sequence[Path], *, ottqa: bool) -> Iterator[Table]:
-    """Yield the tables of every path; unreadable files are skipped with a warning."""
-    for path in paths:
-        if not path.exists():
-            raise TableLoadError(path, "no such file or directory")
-        if ottqa:
-            yield from load_ottqa_corpus(path)
-        else:
-            yield from load_tables(path, on_error="warn")
 
 
 def _new_engine(
@@ -64,8 +61,10 @@ def _check_same_engine(
 
 def _rebuild(out: Path, wanted: EngineConfig, cache_dir: Path, trust: bool) -> None:
     """Delete the index at ``out``, and its engine collections when they are trusted."""
-    if out.exists():
-        if not (out / "manifest.json").is_file():
+    if out.exists() and not (out / MANIFEST).is_file() and ResumeLog.exists(out):
+        ResumeLog.discard(out)  # the first run into ``out`` was interrupted: start it anew
+    elif out.exists():
+        if not (out / MANIFEST).is_file():
             raise ValueError(f"refusing to delete {out}: it does not look like an index")
         old = CorpusIndex.engine_of(out)
         if old.backend != "faiss":
@@ -82,6 +81,59 @@ def _rebuild(out: Path, wanted: EngineConfig, cache_dir: Path, trust: bool) -> N
         engine.close()
 
 
+def _fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies an input: its path, and size and mtime of it or of every file under it."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        stat = file.stat()
+        digest.update(f"{file.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return {"path": str(path.resolve()), "files": len(files), "sha256": digest.hexdigest()}
+
+
+def _run_key(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    ottqa: bool,
+    passages: Path | None,
+    embeddings: Embeddings,
+    engine: tuple[str | None, str | None, str | None],
+    batch_size: int,
+) -> dict[str, Any]:
+    """What an indexing run depends on; a resumed run must match it (see :class:`ResumeLog`)."""
+    manifest = out / MANIFEST
+    base = hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None
+    for path in paths:
+        if not path.exists():
+            raise TableLoadError(path, "no such file or directory")
+    return {
+        "inputs": [_fingerprint(p) for p in paths],
+        "ottqa": ottqa,
+        "passages": _fingerprint(passages) if passages is not None else None,
+        "embeddings": embeddings_name(embeddings),
+        "engine": list(engine),
+        "batch_size": batch_size,
+        "base_index": base,
+    }
+
+
+def _resumed_engine(
+    out: Path, log: ResumeLog, wanted: EngineConfig, cache_dir: Path
+) -> EngineConfig:
+    """The engine of a new index: the interrupted run's own collection, emptied, if any."""
+    collection = log.extra.get("collection")
+    if wanted.backend == "faiss" or not isinstance(collection, str):
+        return wanted
+    engine = replace(wanted, collection=collection) if wanted.collection is None else wanted
+    if not is_trusted(cache_dir, out, engine):  # the log is inside an untrusted folder
+        raise UntrustedEngineError(out / RESUME_DIR, engine.describe())
+    dropped = VectorEngine(engine)
+    dropped.drop()  # it holds the vectors of the interrupted run: they are added again
+    dropped.close()
+    return engine
+
+
 def index_tables(
     paths: Sequence[Path],
     out: Path,
@@ -95,6 +147,8 @@ def index_tables(
     url: str | None = None,
     collection: str | None = None,
     trust_engine: bool = False,
+    workers: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> dict[str, Any]:
     """Index table files (or OTT-QA corpus JSON) into ``out``, adding to what is there.
 
@@ -107,10 +161,21 @@ def index_tables(
     engine of a new index (Qdrant or Milvus without a URL: a local store inside
     ``out``); the index is then trusted to reopen that engine.
 
+    ``workers`` processes (0: one per core) parse the tables and build their
+    BM25 fields while this process embeds. Every ``batch_size`` tables are
+    committed to ``out/.resume`` (see :mod:`.corpus_resume`): rerun with the
+    same arguments after a crash and the run continues from the last committed
+    batch, giving the same index as an uninterrupted run.
+
     Returns:
-        Counts (``added``, ``skipped``, ``total``) and ``seconds``.
+        Counts (``added``, ``skipped``, ``total``, ``resumed_batches``) and ``seconds``.
+
+    Raises:
+        ResumeMismatchError: ``out`` holds an interrupted run with other arguments.
     """
     started = time.perf_counter()
+    if passages is not None and not passages.is_file():
+        raise FileNotFoundError(f"no passages file at {passages}")
     embeddings = get_embeddings(settings)
     if rebuild:
         _rebuild(out, _new_engine(out, backend, url, collection), settings.cache_dir, trust_engine)
@@ -118,35 +183,45 @@ def index_tables(
         found: EngineConfig | None = CorpusIndex.engine_of(out)
     except IndexNotFoundError:
         found = None
-    if found is None:
-        index = CorpusIndex(embeddings, engine=_new_engine(out, backend, url, collection))
-    else:
+    if found is not None:
         _check_same_engine(out, found, backend, collection)
+    key = _run_key(
+        paths,
+        out,
+        ottqa=ottqa,
+        passages=passages,
+        embeddings=embeddings,
+        engine=(backend, url, collection),
+        batch_size=batch_size,
+    )
+    log = ResumeLog(out, key)
+    if found is None:
+        wanted = _new_engine(out, backend, url, collection)
+        wanted = _resumed_engine(out, log, wanted, settings.cache_dir)
+        index = CorpusIndex(embeddings, engine=wanted)
+        if index.engine.backend != "faiss":
+            log.remember(collection=index.engine.collection)
+            remember(settings.cache_dir, out, index.engine)  # this run created it
+    else:
         index = load_index(out, embeddings, settings.cache_dir, url=url, trust_engine=trust_engine)
     with index:
-        unique: list[Table] = []
-        seen: set[str] = set()
-        skipped = 0
-        for table in _read_tables(paths, ottqa=ottqa):
-            if table.id in index or table.id in seen:
-                skipped += 1
-                continue
-            seen.add(table.id)
-            unique.append(table)
-        lookup = None
-        if passages is not None:
-            if not passages.is_file():
-                raise FileNotFoundError(f"no passages file at {passages}")
-            lookup = LinkedPassages.from_jsonl(passages)
-            logger.info("loaded %d linked passages from %s", len(lookup), passages)
-        if unique:
-            index.add_tables(unique, passages=lookup, progress=progress)
+        stats = run_indexing(
+            index,
+            input_units(paths, ottqa=ottqa),
+            log,
+            batch_size=batch_size,
+            workers=workers,
+            passages_file=passages,
+            progress=progress,
+        )
         index.save(out)
+        log.finish()
         remember(settings.cache_dir, out, index.engine)
         return {
-            "added": len(unique),
-            "skipped": skipped,
+            "added": stats.added,
+            "skipped": stats.skipped,
             "total": len(index),
+            "resumed_batches": stats.replayed,
             "seconds": time.perf_counter() - started,
             "engine": index.engine.describe(),
         }

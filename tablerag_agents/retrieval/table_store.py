@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
-from tablerag_agents.errors import UnsafeIndexError
+from tablerag_agents.errors import MalformedIndexError, UnsafeIndexError
 from tablerag_agents.tables.model import Table
 
 logger = logging.getLogger(__name__)
@@ -47,6 +50,31 @@ def _inside(folder: Path, name: str) -> Path:
     resolved = (folder / name).resolve()
     if not resolved.is_relative_to(folder.resolve()):
         raise UnsafeIndexError(folder, name, f"resolves outside the folder (to {resolved})")
+    return resolved
+
+
+def checked_file(folder: Path, name: str, *, suffix: str | None = None) -> Path:
+    """``folder / name`` for a plain existing file name that stays inside ``folder``.
+
+    Raises:
+        UnsafeIndexError: The name is not plain (or lacks ``suffix``), or it
+            resolves outside the folder (a symlink).
+        MalformedIndexError: The file does not exist.
+    """
+    path = Path(name)
+    if (
+        not name
+        or "\x00" in name
+        or path.is_absolute()
+        or len(path.parts) != 1
+        or name in (".", "..")
+        or (suffix is not None and path.suffix != suffix)
+    ):
+        kind = f"{suffix} file" if suffix else "file"
+        raise UnsafeIndexError(folder, name, f"is not a plain {kind} name")
+    resolved = _inside(folder, name)
+    if not resolved.exists():
+        raise MalformedIndexError(folder, name, "is missing")
     return resolved
 
 
@@ -96,9 +124,30 @@ class TableStore:
             if table.id in self._rows:
                 raise ValueError(f"duplicate table id {table.id!r}")
             file = f"{n:06d}.parquet"
-            _write_frame(table.df, self.folder / file)
-            meta = json.dumps(table.metadata, default=_json_default)
+            meta = write_table_file(table, self.folder / file)
             self._rows[table.id] = (table.caption, meta, file)
+            n += 1
+        self._write_catalog()
+
+    def adopt(self, entries: Sequence[StagedTable]) -> None:
+        """Take in table files written by :func:`write_table_file` elsewhere (ids must be new).
+
+        Each file is hard-linked into the store (copied across file systems), so
+        the staged file stays valid until its owner deletes it.
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
+        n = self._next_number()
+        for entry in entries:
+            if entry.table_id in self._rows:
+                raise ValueError(f"duplicate table id {entry.table_id!r}")
+            file = f"{n:06d}.parquet"
+            target = self.folder / file
+            target.unlink(missing_ok=True)  # left by an interrupted save
+            try:
+                os.link(entry.path, target)
+            except OSError:
+                shutil.copyfile(entry.path, target)
+            self._rows[entry.table_id] = (entry.caption, entry.metadata, file)
             n += 1
         self._write_catalog()
 
@@ -131,6 +180,36 @@ class TableStore:
     def get_many(self, table_ids: Sequence[str]) -> list[Table]:
         """Read several tables back, in the given order."""
         return [self.get(t) for t in table_ids]
+
+
+@dataclass(frozen=True)
+class StagedTable:
+    """A table file written ahead of its store (see :meth:`TableStore.adopt`).
+
+    Attributes:
+        table_id: The table's id.
+        caption: Its caption.
+        metadata: Its metadata as JSON (as :func:`write_table_file` returned it).
+        path: The Parquet file.
+    """
+
+    table_id: str
+    caption: str
+    metadata: str
+    path: Path
+
+
+def read_staged(entry: StagedTable) -> Table:
+    """Read back a table written by :func:`write_table_file`."""
+    df = pd.read_parquet(entry.path)
+    meta = json.loads(entry.metadata)
+    return Table(id=entry.table_id, df=df, caption=entry.caption, metadata=meta)
+
+
+def write_table_file(table: Table, path: Path) -> str:
+    """Write one table's cells to ``path`` (Parquet); return its metadata as catalog JSON."""
+    _write_frame(table.df, path)
+    return json.dumps(table.metadata, default=_json_default)
 
 
 def _write_frame(df: pd.DataFrame, path: Path) -> None:
