@@ -147,7 +147,7 @@ def index_tables(
     url: str | None = None,
     collection: str | None = None,
     trust_engine: bool = False,
-    workers: int = 0,
+    workers: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> dict[str, Any]:
     """Index table files (or OTT-QA corpus JSON) into ``out``, adding to what is there.

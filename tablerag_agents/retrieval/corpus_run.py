@@ -161,7 +161,7 @@ def run_indexing(
     log: ResumeLog,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    workers: int = 0,
+    workers: int = 1,
     passages_file: Path | None = None,
     progress: bool = True,
 ) -> RunStats:
