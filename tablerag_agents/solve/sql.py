@@ -241,8 +241,6 @@ class SQLSolver:
         kept: tuple[SQLResult, str] | None = None
         tried: set[str] = set()
         nudged = False
-        failed, last_obs = True, ""  # whether the last query ran to nothing, and what it said
-        repeat_told = False
         columns = [str(c) for frame in tables.values() for c in frame.columns]
         asked_yes_no = False  # a yes/no question answered by a value: asked once for yes/no
         for attempt in range(self.max_retries + 1):
@@ -267,12 +265,7 @@ class SQLSolver:
                     observation=REPEATED,
                     ok=last is not None and last.ok,
                 )
-                if not failed or repeat_told or attempt == self.max_retries:
-                    break  # a kept answer, or told once already
-                repeat_told = True  # say so once: a small model resends a failed query as is
-                follow = load_prompt("sql_repeat").format(result=last_obs)
-                messages += [AIMessage(reply.text), HumanMessage(follow)]
-                continue
+                break
             tried.add(key)
             last, sql = self._run_step(rec, reply, engine, sql, tables)
             obs = last.observation()
@@ -281,7 +274,7 @@ class SQLSolver:
             empty = not last.rows or (
                 len(last.rows) == 1 and len(last.rows[0]) == 1 and looks_empty(last.rows[0][0])
             )
-            failed, last_obs = not last.ok or empty, obs
+            failed = not last.ok or empty
             hint = literal_hint(sql, tables, "sql") if failed else None
             if not last.ok:
                 known = error_hint(last.error or "", sql, columns)

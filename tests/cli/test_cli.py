@@ -129,8 +129,6 @@ def test_ask_default_retries_move_on_after_an_empty_sql_result(
         [
             '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Tuz\'\n```',
             '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Tuz\'\n```',  # a repeat
-            # told it repeated itself, it repeats again: the SQL solver gives up
-            '```sql\nSELECT "Depth" FROM t WHERE "Name in English" = \'Tuz\'\n```',
             "```python\ndef process_df(df):\n"
             "    return df.loc[df['Name in English'].str.contains('Tuz'), 'Depth'].iloc[0]\n```",
         ]

@@ -17,14 +17,14 @@ def test_the_rewrite_is_off_by_default() -> None:
 @pytest.mark.parametrize(("switch", "answer"), [(False, "not found in the tables"), (True, "2005")])
 def test_ground_literals_switch(resources_factory, seasons_table, switch, answer) -> None:
     # 'First Division' is no cell but lies inside one ('USL First Division'); the model
-    # repeats its query (also once told so), so only the rewrite can find the row.
-    model = ScriptedChatModel([QUERY] * 3)
+    # repeats its query, so only the rewrite can find the row.
+    model = ScriptedChatModel([QUERY, QUERY])
     graph = build_graph(resources_factory(model, seasons_table))
     ctx = Context(solver="sql", retry_solvers=[], ground_literals=switch)
     _, out = run_graph(
         graph, {"question": "when was it in first division?", "tables": ["seasons"]}, ctx
     )
-    assert out["answer"]["text"] == answer and len(model.prompts) == 3
+    assert out["answer"]["text"] == answer and len(model.prompts) == 2
     steps = out["attempts"][-1]["trace"]
     rewritten = [s for s in steps if "literals matched to cells" in (s.get("thought") or "")]
     assert len(rewritten) == int(switch)

@@ -288,20 +288,20 @@ def test_process_df_ambiguous_literal_is_not_rewritten(sandbox, routes) -> None:
 
 def test_sql_matches_literals_itself_when_the_model_repeats(routes) -> None:
     query = '```sql\nSELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\'\n```'
-    model = ScriptedChatModel([query] * 3)
+    model = ScriptedChatModel([query, query])
     solver = SQLSolver(model, ground_literals=True)
     result = solver.solve("How many passengers flew to Los Angeles?", routes)
     assert result.answer == "14749" and result.error is None
-    assert len(model.prompts) == 3  # told once of the repeat; the rewrite costs no model call
+    assert len(model.prompts) == 2  # the rewrite costs no model call
     assert "'Los Angeles' -> 'United States, Los Angeles'" in result.trace[-1].thought
     assert result.trace[-1].code.endswith("'United States, Los Angeles'")
 
 
 def test_sql_leaves_literals_alone_by_default(routes) -> None:
     query = '```sql\nSELECT "Passengers" FROM t WHERE "City" = \'Los Angeles\'\n```'
-    model = ScriptedChatModel([query] * 3)
+    model = ScriptedChatModel([query, query])
     result = SQLSolver(model).solve("How many passengers flew to Los Angeles?", routes)
-    assert result.answer_items == [] and len(model.prompts) == 3
+    assert result.answer_items == [] and len(model.prompts) == 2
     assert "no cell is exactly 'Los Angeles'" in model.prompts[1][-1].content  # the hint stays
     assert all("literals matched" not in step.thought for step in result.trace)
     assert all("United States" not in (step.code or "") for step in result.trace)
