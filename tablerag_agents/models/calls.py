@@ -51,6 +51,14 @@ def call_model(
     )
 
 
+RETRY_SEED = 0
+"""Sampling seed of retries: the same question and conversation get the same retry, so two
+runs of an evaluation differ only where their code does (models that ignore it still work)."""
+
+
 def retry_model(model: Runnable[Any, Any], temperature: float | None) -> Runnable[Any, Any]:
-    """``model`` sampling at ``temperature`` (for retries), or unchanged if None."""
-    return model if temperature is None else model.bind(temperature=temperature)
+    """``model`` sampling at ``temperature`` with a fixed seed (for retries), or unchanged
+    if None."""
+    if temperature is None:
+        return model
+    return model.bind(temperature=temperature, seed=RETRY_SEED)

@@ -38,6 +38,8 @@ def test_sample_replies_is_one_request_with_n_choices() -> None:
     assert [r.text for r in replies] == ["answer 0", "answer 1", "answer 2"]
     assert len(requests) == 1
     assert requests[0]["n"] == 3 and requests[0]["temperature"] == 0.8
+    # No seed: a server may give every choice of one request the same seed's sample.
+    assert "seed" not in requests[0]
     assert requests[0]["cache_prompt"] is False  # the binding's extra_body survives
     assert (replies[0].input_tokens, replies[0].output_tokens, replies[0].cached_tokens) == (
         50,
@@ -45,6 +47,18 @@ def test_sample_replies_is_one_request_with_n_choices() -> None:
         30,
     )
     assert replies[1].input_tokens == 0
+
+
+def test_retries_sample_with_a_fixed_seed() -> None:
+    """Two evaluation runs must not differ by the luck of their retries."""
+    from tablerag_agents.models.calls import RETRY_SEED, retry_model
+
+    requests: list[dict] = []
+    model = _model(requests)
+    for _ in range(2):
+        call_model(retry_model(model, 0.6), [HumanMessage("q")])
+    assert [(r["temperature"], r["seed"]) for r in requests] == [(0.6, RETRY_SEED)] * 2
+    assert retry_model(model, None) is model
 
 
 def test_call_model_reads_usage_and_stop() -> None:
