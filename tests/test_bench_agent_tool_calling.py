@@ -62,7 +62,9 @@ def test_wtq_mode_scores_the_dev_sample_with_a_scripted_agent(wtq: Path, tmp_pat
         _replies(tables[0], numbers[0], right=True) + _replies(tables[1], numbers[1], right=False)
     )
     out = tmp_path / "run.json"
-    bench.main(["--wtq", str(wtq), "--n", "2", "--seed", "0", "--out", str(out)], model=model)
+    steps = "describe_table,sql_query"  # the step-by-step tools (the default is ask_tables)
+    args = ["--wtq", str(wtq), "--n", "2", "--seed", "0", "--out", str(out)]
+    bench.main([*args, "--tools", steps, "--first-steps", steps], model=model)
 
     result = json.loads(out.read_text())
     assert result["complete"] is True and result["tools"] == "describe_table,sql_query"

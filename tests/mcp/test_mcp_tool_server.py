@@ -88,7 +88,7 @@ async def test_a_call_returns_the_text_and_the_artifact(toolkit: TableRAGToolkit
 async def test_failed_calls_are_mcp_tool_errors(
     toolkit: TableRAGToolkit, name: str, arguments: dict[str, Any], expected: str
 ) -> None:
-    server = ToolServer(toolkit.get_tools()).server
+    server = ToolServer(toolkit.get_tools(["describe_table", "sql_query"])).server
     async with create_connected_server_and_client_session(server) as client:
         result = await client.call_tool(name, arguments)
     assert result.isError is True
