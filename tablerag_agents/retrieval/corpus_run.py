@@ -13,7 +13,6 @@ uninterrupted run's.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -32,6 +31,7 @@ from tablerag_agents.retrieval.corpus_prep import PrepContext, PrepPool, Unit
 from tablerag_agents.retrieval.corpus_resume import ResumeLog
 from tablerag_agents.tables import load_tables
 from tablerag_agents.tables.cleaning import warn
+from tablerag_agents.tables.ottqa import read_ottqa_items
 
 logger = logging.getLogger(__name__)
 
@@ -78,21 +78,8 @@ def input_units(paths: Sequence[Path], *, ottqa: bool) -> Iterator[tuple[str, Un
 
 def _ottqa_units(path: Path) -> Iterator[tuple[str, Unit]]:
     """The table dicts of an OTT-QA ``tables.json`` (``{id: table}`` or a list of tables)."""
-    if not path.is_file():
-        raise TableLoadError(path, "not a file")
-    try:
-        with path.open(encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TableLoadError(path, f"not valid JSON: {exc}") from exc
-    if isinstance(raw, dict):
-        items: list[tuple[str | None, Any]] = list(raw.items())
-    elif isinstance(raw, list):
-        items = [(None, t) for t in raw]
-    else:
-        raise TableLoadError(path, "expected a JSON object {table_id: table} or a list of tables")
     bad = 0
-    for key, value in items:
+    for key, value in read_ottqa_items(path):
         if not isinstance(value, dict):
             bad += 1
             continue

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -93,17 +93,8 @@ def check_read_only(sql: str) -> str:
 
 
 @dataclass
-class SQLResult:
-    """Outcome of one query: rows (capped) or an error."""
-
-    ok: bool
-    columns: list[str] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    truncated: bool = False
-    error: str | None = None
-    error_type: str | None = None
-    timed_out: bool = False
-    seconds: float = 0.0
+class SQLResult(QueryOutcome):
+    """Outcome of one query, rows (capped) or an error, as the solvers read it."""
 
     def frame(self) -> pd.DataFrame:
         """Return the rows as a DataFrame (duplicate names made unique)."""
@@ -333,16 +324,7 @@ class SourceSQL:
 
 
 def _from_outcome(outcome: QueryOutcome) -> SQLResult:
-    return SQLResult(
-        ok=outcome.ok,
-        columns=outcome.columns,
-        rows=outcome.rows,
-        truncated=outcome.truncated,
-        error=outcome.error,
-        error_type=outcome.error_type,
-        timed_out=outcome.timed_out,
-        seconds=outcome.seconds,
-    )
+    return SQLResult(**vars(outcome))
 
 
 def _plain(value: Any) -> Any:

@@ -94,6 +94,27 @@ def ottqa_table(d: dict[str, Any], *, table_id: str | None = None) -> Table:
     return Table(id=uid, df=df, caption=str(d.get("title") or uid), metadata=metadata)
 
 
+def read_ottqa_items(path: Path) -> list[tuple[str | None, Any]]:
+    """The ``(key, entry)`` pairs of an OTT-QA ``tables.json``: a JSON object
+    ``{table_id: table}`` (keys are ids) or a list of tables (keys are None).
+
+    Raises:
+        TableLoadError: If the file is missing or is not such a JSON.
+    """
+    if not path.is_file():
+        raise TableLoadError(path, "no such file" if not path.exists() else "not a file")
+    try:
+        with path.open(encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TableLoadError(path, f"not valid JSON: {exc}") from exc
+    if isinstance(raw, dict):
+        return list(raw.items())
+    if isinstance(raw, list):
+        return [(None, t) for t in raw]
+    raise TableLoadError(path, "expected a JSON object {table_id: table} or a list of tables")
+
+
 def load_ottqa_corpus(path: str | Path, *, limit: int | None = None) -> list[Table]:
     """Read an OTT-QA ``tables.json`` (``{table_id: table}``) into tables.
 
@@ -108,19 +129,7 @@ def load_ottqa_corpus(path: str | Path, *, limit: int | None = None) -> list[Tab
         TableLoadError: If the file is missing or is not an OTT-QA table JSON.
     """
     p = Path(path)
-    if not p.is_file():
-        raise TableLoadError(p, "no such file" if not p.exists() else "not a file")
-    try:
-        with p.open(encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TableLoadError(p, f"not valid JSON: {exc}") from exc
-    if isinstance(raw, dict):
-        items: list[tuple[str | None, Any]] = list(raw.items())
-    elif isinstance(raw, list):
-        items = [(None, t) for t in raw]
-    else:
-        raise TableLoadError(p, "expected a JSON object {table_id: table} or a list of tables")
+    items = read_ottqa_items(p)
     tables: list[Table] = []
     skipped: list[str] = []
     for key, value in items:
