@@ -66,6 +66,13 @@ def solver_context(state: State, ctx: Context, resources: ResourcesGetter) -> So
             sources[name] = table.source
         if i == 0:
             main_caption = table.caption
+    if sources:
+        # A table queried where it lives (a database, a big file) joins with nothing: the
+        # solver gets it alone when it is the main table, and never as a second table.
+        main = next(iter(tables))
+        keep = [main] if main in sources else [n for n in tables if n not in sources]
+        tables = {n: tables[n] for n in keep}
+        sources = {n: s for n, s in sources.items() if n in tables}
     schema_text = "\n\n".join(retrieved.values()) or None
     notes = [state.get("clarifications") or ""]
     wiki = state.get("wiki")

@@ -115,6 +115,31 @@ def test_ask_tables_answers_from_the_whole_database_table(sqlite_url: str) -> No
     assert message.startswith("Answer: 250")
 
 
+def test_the_graph_never_joins_a_database_table_with_others(sqlite_url: str) -> None:
+    """SQL on the database cannot see a pandas table, nor the reverse: one side only."""
+    import pandas as pd
+    from tablerag_agents.graphs import Context
+    from tablerag_agents.graphs.nodes.solve import solver_context
+
+    from tablerag_agents.tables import Table
+
+    sales = load_table(sqlite_url, table="sales", source_settings=SMALL)
+    other = Table("regions", pd.DataFrame({"region": ["north"], "manager": ["Ann"]}))
+
+    class Tables:
+        def table(self, ref: str, ctx: Context) -> Table:
+            return {"sales": sales, "regions": other}[ref]
+
+    def context_for(ids: list[str]):  # type: ignore[no-untyped-def]
+        state = {"question": "how many orders?", "table_ids": ids}
+        return solver_context(state, Context(), Tables())  # type: ignore[arg-type]
+
+    first = context_for(["sales", "regions"])
+    assert list(first.tables) == ["sales"] and list(first.sources) == ["sales"]
+    second = context_for(["regions", "sales"])
+    assert list(second.tables) == ["regions"] and second.sources == {}
+
+
 def test_corpus_index_takes_database_tables(sqlite_url: str, tmp_path: Path) -> None:
     from tablerag_agents.retrieval.corpus import CorpusIndex
     from tablerag_agents.tables.source_tables import load_database_tables
