@@ -86,6 +86,14 @@ class CellDatabase:
         return self.n_distinct > len(self.entries)
 
 
+def _check_budget(budget: int, allocation: str) -> None:
+    """Refuse a negative cell budget or an unknown allocation."""
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0, got {budget}")
+    if allocation not in ("fair", "global"):
+        raise ValueError(f"unknown allocation {allocation!r}; use 'fair' or 'global'")
+
+
 def _stable_desc(counts: np.ndarray) -> np.ndarray:
     return np.argsort(-counts, kind="stable")
 
@@ -178,10 +186,7 @@ def build_cell_db(
     Raises:
         ValueError: For a negative budget or an unknown allocation.
     """
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget}")
-    if allocation not in ("fair", "global"):
-        raise ValueError(f"unknown allocation {allocation!r}; use 'fair' or 'global'")
+    _check_budget(budget, allocation)
     per_col: dict[str, pd.Series] = {}
     skipped: dict[str, str] = {}
     for i in range(df.shape[1]):
@@ -225,10 +230,7 @@ def cell_db_from_profiles(
     DataFrame. A column ranked over a prefix of its rows offers only the values
     it brought.
     """
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget}")
-    if allocation not in ("fair", "global"):
-        raise ValueError(f"unknown allocation {allocation!r}; use 'fair' or 'global'")
+    _check_budget(budget, allocation)
     per_col: dict[str, pd.Series] = {}
     skipped: dict[str, str] = {}
     sizes: dict[str, int] = {}
