@@ -165,6 +165,14 @@ class Context:
             "columns and values instead of a fixed one. Off until measured."
         },
     )
+    pick_columns: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL solver: first ask the model which columns the question "
+            "needs (one short call), then show only those in the query prompt. Off until "
+            "measured."
+        },
+    )
     clarify_terms: bool = field(
         default=False,
         metadata={"description": "Explain abbreviations and ambiguous terms of the question."},

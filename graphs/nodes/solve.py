@@ -106,6 +106,7 @@ def _solver(name: str, ctx: Context, res: Resources) -> Solver:
         row_numbers=ctx.row_numbers,
         filter_hints=ctx.filter_hints,
         table_example=ctx.table_example,
+        pick_columns=ctx.pick_columns,
         sql_samples=ctx.sql_samples,
     )
 

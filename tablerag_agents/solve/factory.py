@@ -32,6 +32,7 @@ class SQLSwitches(TypedDict):
 
     filter_hints: bool
     table_example: bool
+    pick_columns: bool
 
 
 SolverName = Literal[
@@ -90,6 +91,7 @@ def make_solver(
     row_numbers: bool = False,
     filter_hints: bool = False,
     table_example: bool = False,
+    pick_columns: bool = False,
     sql_samples: int = 1,
 ) -> Solver:
     """Create the solver called ``name``.
@@ -104,8 +106,8 @@ def make_solver(
     rewrite (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`);
     ``typed_columns`` and ``row_numbers`` give the SQL, process_df and PyReAct
     solvers parsed companion columns and a row-number column (off by default; see
-    :mod:`~tablerag_agents.solve.typed_frames`); ``filter_hints`` and
-    ``table_example`` are the SQL solver's (off by default; see
+    :mod:`~tablerag_agents.solve.typed_frames`); ``filter_hints``,
+    ``table_example`` and ``pick_columns`` are the SQL solver's (off by default; see
     :class:`~tablerag_agents.solve.sql.SQLSolver`). ``sql_samples`` above 1 makes
     the ``sql`` solver sample that many queries (the extra ones in one request),
     run them all, keep the majority answer and score it by their agreement.
@@ -121,7 +123,9 @@ def make_solver(
     if sql_samples < 1:
         raise ValueError(f"sql_samples must be >= 1 (queries per question), got {sql_samples}")
     shape = TableSwitches(typed_columns=typed_columns, row_numbers=row_numbers)
-    sql_switches = SQLSwitches(filter_hints=filter_hints, table_example=table_example)
+    sql_switches = SQLSwitches(
+        filter_hints=filter_hints, table_example=table_example, pick_columns=pick_columns
+    )
     if name == "sql":
         return SQLSolver(
             model, samples=sql_samples, ground_literals=ground_literals, **shape, **sql_switches

@@ -16,6 +16,13 @@ from tablerag_agents.models.sampling import sample_replies
 from tablerag_agents.prompts import load_prompt
 from tablerag_agents.solve.answer import answer_column_items, majority_index, value_to_items
 from tablerag_agents.solve.base import SolverContext, SolverResult, Vote, as_context
+from tablerag_agents.solve.column_pick import (
+    PICK_MIN_COLUMNS,
+    narrow,
+    parse_picked,
+    pick_candidates,
+    pick_prompt,
+)
 from tablerag_agents.solve.condition_hints import condition_hints
 from tablerag_agents.solve.grounding import (
     grounded_code,
@@ -126,6 +133,10 @@ class SQLSolver:
         table_example: Write the system prompt's example over this table's own columns
             and values (:mod:`~tablerag_agents.solve.table_example`) instead of a fixed
             one the model may copy. Off until measured.
+        pick_columns: First ask the model which columns the question needs (one short
+            call, :mod:`~tablerag_agents.solve.column_pick`), then show only those in
+            the query prompt (the database keeps them all). Tables with fewer than
+            ``PICK_MIN_COLUMNS`` columns are shown whole. Off until measured.
     """
 
     name = "sql"
@@ -149,6 +160,7 @@ class SQLSolver:
         row_numbers: bool = False,
         filter_hints: bool = False,
         table_example: bool = False,
+        pick_columns: bool = False,
     ) -> None:
         """Store the model and options."""
         self.model = model
@@ -169,6 +181,7 @@ class SQLSolver:
         self.row_numbers = row_numbers
         self.filter_hints = filter_hints
         self.table_example = table_example
+        self.pick_columns = pick_columns
 
     def _engine(
         self, ctx: SolverContext
@@ -233,7 +246,8 @@ class SQLSolver:
         ctx = as_context(question, df)
         engine, tables, views = self._engine(ctx)
         rec = RunRecorder(self.name, ctx, views=views)
-        prompt = self._prompt(_sample_note(ctx), tables, views)
+        shown = self._picked(rec, ctx, tables, views) if self.pick_columns else tables
+        prompt = self._prompt(_sample_note(ctx), shown, views)
         messages = list(prompt)
         last: SQLResult | None = None
         sql = ""
@@ -326,6 +340,29 @@ class SQLSolver:
         if self.samples == 1:
             return self._finish(rec, last, sql)
         return self._vote(rec, prompt, engine, tables, last, sql)
+
+    def _picked(
+        self,
+        rec: RunRecorder,
+        ctx: SolverContext,
+        tables: dict[str, pd.DataFrame],
+        views: dict[str, TypedTable],
+    ) -> dict[str, pd.DataFrame]:
+        """``tables`` with the main one narrowed to the columns the model picks for the
+        question (a trace step records them); unchanged for narrow tables."""
+        main = tables[MAIN_SQL_TABLE]
+        view = views.get(ctx.main_id)
+        candidates = pick_candidates(main, view)
+        if len(candidates) < PICK_MIN_COLUMNS:
+            return tables
+        reply = call_model(self.model, [HumanMessage(pick_prompt(main, candidates, ctx.question))])
+        picked = parse_picked(reply.text, candidates)
+        shown = narrow(main, picked, view)
+        named = ", ".join(f'"{c}"' for c in picked) or "none it knows"
+        note = f"{len(shown.columns)} of {len(main.columns)} shown" if shown is not main else ""
+        note = note or "all shown"
+        rec.add(reply, action="none", thought=f"columns picked: {named} ({note})")
+        return {**tables, MAIN_SQL_TABLE: shown}
 
     def _vote(
         self,
