@@ -81,17 +81,51 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
     err_console.print(Text("warning: ", style="yellow") + Text(str(message)))
 
 
+UriOption = Annotated[
+    str | None,
+    typer.Option(
+        "--uri",
+        help="A PostgreSQL or SQLite database (SQLAlchemy URL: postgresql://user@host/db, "
+        "sqlite:///shop.db) whose --table NAMEs are used where they live; a password in it "
+        "is never printed or saved.",
+    ),
+]
+
+
+def _check_uri(uri: str, tables: list[str] | None) -> None:
+    """Refuse a path given as ``--uri``, and ``--uri`` without table names."""
+    from tablerag_agents.tables.source_tables import is_database_url
+
+    if not is_database_url(uri):
+        raise ValueError(
+            "--uri wants a database URL (postgresql://user@host/db or sqlite:///file.db); "
+            "for a table file use --table FILE"
+        )
+    if not tables:
+        # Not every table of the database: the user names what the model may read.
+        raise ValueError("name the database's tables: --table NAME (repeatable)")
+
+
 @app.command()
 @_friendly_errors
 def index(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Index directory to create/extend.")],
     paths: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
             help="Table files (csv, tsv, xlsx, parquet, json, sqlite, duckdb) or folders, "
             "or an OTT-QA style tables.json with --ottqa."
         ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Index directory to create/extend.")],
+    ] = None,
+    uri: UriOption = None,
+    tables: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--table",
+            "-t",
+            help="With --uri: a table of that database to index (repeatable; required).",
+        ),
+    ] = None,
     ottqa: Annotated[
         bool, typer.Option(help="Read PATHS as OTT-QA corpus JSON ({id: table}).")
     ] = False,
@@ -146,13 +180,26 @@ def index(
 ) -> None:
     """Index tables into a directory for `search` and `ask` (adds to an existing index).
 
-    Resumable: rerun an interrupted command unchanged and it continues where it stopped.
+    Table files, or with --uri URL --table NAME the tables of a PostgreSQL or
+    SQLite database (the index keeps a bounded sample of each; the rows stay
+    in the database). Resumable: rerun an interrupted command unchanged and it
+    continues where it stopped.
     """
     from tablerag_agents.retrieval.corpus_folder import index_tables
 
+    if uri is not None:
+        _check_uri(uri, tables)
+        if paths or ottqa:
+            raise ValueError("give table files (PATHS) or --uri URL --table NAME, not both")
+    elif tables:
+        raise ValueError("--table names tables of a database: give its --uri URL too")
+    elif not paths:
+        raise ValueError("give table files or folders (PATHS), or --uri URL --table NAME")
     stats = index_tables(
-        paths,
+        paths or [],
         out,
+        db_url=uri,
+        db_tables=tables or [],
         settings=Settings(),
         ottqa=ottqa,
         rebuild=rebuild,
@@ -265,13 +312,25 @@ SetOption = Annotated[
 @_friendly_errors
 def ask(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
-    table_path: Annotated[
-        Path | None, typer.Option("--table", "-t", help="Answer over this table file.")
+    table_args: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--table",
+            "-t",
+            help="Answer over this table file; with --uri, a table of that database "
+            "(repeatable: the best match for the question is used).",
+        ),
     ] = None,
     index_dir: Annotated[
         Path | None,
-        typer.Option("--index", "-i", help="Answer over the best tables of this index."),
+        typer.Option(
+            "--index",
+            "-i",
+            help="Answer over the best tables of this index (with --uri and --table: those "
+            "tables are queried in the database, not in the sample the index saved).",
+        ),
     ] = None,
+    uri: UriOption = None,
     solver: SolverOption = None,
     settings: SetOption = None,
     stream: StreamOption = False,
@@ -289,15 +348,26 @@ def ask(
         ),
     ] = None,
 ) -> None:
-    """Answer a question over a table file or the best tables of an index (the TableRAG graph).
+    """Answer a question over a table file, database tables or an index (the TableRAG graph).
 
-    A question that asks for a plot ("plot sales by month") is answered with a chart:
-    the PNG is saved to a file (--chart-out) and its data printed.
+    A database table (--uri URL --table NAME) is queried where it lives: SQL runs
+    in a read-only session, never on a copy. A question that asks for a plot
+    ("plot sales by month") is answered with a chart: the PNG is saved to a file
+    (--chart-out) and its data printed.
     """
     from tablerag_agents.qa import answer_question
 
-    if (table_path is None) == (index_dir is None):
-        raise ValueError("give exactly one of --table FILE or --index DIR")
+    table_path: Path | None = None
+    if uri is not None:
+        _check_uri(uri, table_args)
+    elif len(table_args or []) > 1:
+        raise ValueError("give one --table FILE (several --table name tables of a --uri URL)")
+    elif table_args:
+        table_path = Path(table_args[0])
+    if uri is None and (table_path is None) == (index_dir is None):
+        raise ValueError(
+            "give exactly one of --table FILE or --index DIR (or --uri URL --table NAME)"
+        )
     if chart_out is not None and not chart_out.is_dir() and not chart_out.parent.is_dir():
         raise ValueError(f"--chart-out: the folder {str(chart_out.parent)!r} does not exist")
     ctx = _context(solver, settings)
@@ -305,6 +375,8 @@ def ask(
         question,
         table_path=table_path,
         index_dir=index_dir,
+        db_url=uri,
+        db_tables=(table_args or []) if uri is not None else [],
         context=ctx,
         on_event=_print_event if stream else None,
     )

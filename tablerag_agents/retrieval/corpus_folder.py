@@ -28,6 +28,7 @@ from tablerag_agents.retrieval.corpus_resume import RESUME_DIR, ResumeLog
 from tablerag_agents.retrieval.corpus_run import DEFAULT_BATCH_SIZE, input_units, run_indexing
 from tablerag_agents.retrieval.engine_trust import is_trusted, remember
 from tablerag_agents.retrieval.engines import EngineConfig, VectorEngine
+from tablerag_agents.tables.model import Table
 
 logger = logging.getLogger(__name__)
 
@@ -100,15 +101,20 @@ def _run_key(
     embeddings: Embeddings,
     engine: tuple[str | None, str | None, str | None],
     batch_size: int,
+    database: Sequence[Table] = (),
 ) -> dict[str, Any]:
-    """What an indexing run depends on; a resumed run must match it (see :class:`ResumeLog`)."""
+    """What an indexing run depends on; a resumed run must match it (see :class:`ResumeLog`).
+
+    Database tables count by their labels, which never hold a password.
+    """
     manifest = out / MANIFEST
     base = hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None
     for path in paths:
         if not path.exists():
             raise TableLoadError(path, "no such file or directory")
     return {
-        "inputs": [_fingerprint(p) for p in paths],
+        "inputs": [_fingerprint(p) for p in paths]
+        + [{"database": str(t.metadata["source"])} for t in database],
         "ottqa": ottqa,
         "passages": _fingerprint(passages) if passages is not None else None,
         "embeddings": embeddings_name(embeddings),
@@ -149,6 +155,8 @@ def index_tables(
     trust_engine: bool = False,
     workers: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    db_url: str | None = None,
+    db_tables: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Index table files (or OTT-QA corpus JSON) into ``out``, adding to what is there.
 
@@ -167,6 +175,11 @@ def index_tables(
     same arguments after a crash and the run continues from the last committed
     batch, giving the same index as an uninterrupted run.
 
+    ``db_url`` (a PostgreSQL or SQLite SQLAlchemy URL, with no ``paths``)
+    indexes the tables ``db_tables`` of that database instead: each is opened
+    where it lives and the index keeps its bounded sample and its label (the
+    URL without its password); they are all opened before anything is written.
+
     Returns:
         Counts (``added``, ``skipped``, ``total``, ``resumed_batches``) and ``seconds``.
 
@@ -176,6 +189,14 @@ def index_tables(
     started = time.perf_counter()
     if passages is not None and not passages.is_file():
         raise FileNotFoundError(f"no passages file at {passages}")
+    database: list[Table] = []
+    if db_url is not None:
+        if paths or ottqa:
+            raise ValueError("index table files or a database's tables, not both")
+        from tablerag_agents.tables.source_tables import load_database_tables
+
+        database = load_database_tables(db_url, db_tables)
+        workers = 1  # nothing to parse: the tables were read in their source workers
     embeddings = get_embeddings(settings)
     if rebuild:
         _rebuild(out, _new_engine(out, backend, url, collection), settings.cache_dir, trust_engine)
@@ -193,6 +214,7 @@ def index_tables(
         embeddings=embeddings,
         engine=(backend, url, collection),
         batch_size=batch_size,
+        database=database,
     )
     log = ResumeLog(out, key)
     if found is None:
@@ -207,7 +229,7 @@ def index_tables(
     with index:
         stats = run_indexing(
             index,
-            input_units(paths, ottqa=ottqa),
+            [(t.id, t) for t in database] if database else input_units(paths, ottqa=ottqa),
             log,
             batch_size=batch_size,
             workers=workers,

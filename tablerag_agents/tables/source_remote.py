@@ -233,6 +233,12 @@ def _profile(data: dict[str, Any]) -> ColumnProfile:
     )
 
 
+_MALFORMED = (
+    "write it as dialect://user:password@host:port/database, with '@', ':' and '/' in "
+    "the password percent-encoded (%40, %3A, %2F)"
+)
+
+
 class DatabaseSource(WorkerSource):
     """A table in PostgreSQL or SQLite, named by a SQLAlchemy URL and its table name.
 
@@ -266,6 +272,10 @@ class DatabaseSource(WorkerSource):
             parsed = make_url(url)
         except ArgumentError as exc:
             raise TableLoadError("<url>", f"not a database URL: {exc}") from None
+        except ValueError:  # a bad port; its text may hold a piece of a password
+            raise TableLoadError("<url>", f"not a database URL: {_MALFORMED}") from None
+        if "@" in (parsed.host or ""):  # an unencoded '@' in the password: part of it is here
+            raise TableLoadError("<url>", f"not a database URL: {_MALFORMED}")
         label = f"{parsed.render_as_string(hide_password=True)}#{table}"
         backend = parsed.get_backend_name()
         if backend == "postgresql":
