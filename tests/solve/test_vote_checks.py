@@ -104,6 +104,14 @@ def test_single_run_confidence_says_what_is_known(seasons: pd.DataFrame) -> None
     # A league no cell names: a quarter of the clean run's value.
     assert run_confidence(_result(["MLS"], steps=[SQL_OK]), tables) == 0.125
     assert run_confidence(_result([], steps=[SQL_FAILED]), tables) == 0.0
+    # Several items, or a program's lone zero: half (a reading's "0" keeps its prior).
+    several = ["USL A-League", "USL First Division"]
+    assert run_confidence(_result(several, steps=[SQL_OK]), tables) == 0.25
+    count = TraceStep(step=1, action="sql", code="SELECT COUNT(*) FROM t", ok=True)
+    assert run_confidence(_result(["0"], steps=[count]), tables) == 0.25
+    assert run_confidence(_result(["0.0"], steps=[count]), tables) == 0.25
+    assert run_confidence(_result(["3"], steps=[count]), tables) == 0.5
+    assert run_confidence(_result(["0"], steps=[READ]), tables) == 0.35
     # A vote's own confidence is kept.
     voted = _result(right, steps=[SQL_OK]).model_copy(update={"confidence": 0.9})
     assert run_confidence(voted, tables) == 0.9
