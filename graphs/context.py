@@ -173,6 +173,14 @@ class Context:
             "measured."
         },
     )
+    several_rows: bool = field(
+        default=False,
+        metadata={
+            "description": "SQL solver: when a query's answer has several items, ask once "
+            "whether the question wants one (a missing condition or LIMIT 1); repeating "
+            "the query keeps them all. Off until measured."
+        },
+    )
     clarify_terms: bool = field(
         default=False,
         metadata={"description": "Explain abbreviations and ambiguous terms of the question."},

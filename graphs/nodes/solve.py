@@ -107,6 +107,7 @@ def _solver(name: str, ctx: Context, res: Resources) -> Solver:
         filter_hints=ctx.filter_hints,
         table_example=ctx.table_example,
         pick_columns=ctx.pick_columns,
+        several_rows=ctx.several_rows,
         sql_samples=ctx.sql_samples,
     )
 

@@ -54,7 +54,12 @@ METHOD_NAMES: tuple[str, ...] = ("graph", *SOLVER_NAMES, "pandas_agent")
 
 _READERS = ("read_table", "read_schema", "rand_row_sampling", "row_col_retrieval")
 _TABLE_SWITCHES: dict[str, Any] = {"typed_columns": bool, "row_numbers": bool}
-_SQL_SWITCHES: dict[str, Any] = {"filter_hints": bool, "table_example": bool, "pick_columns": bool}
+_SQL_SWITCHES: dict[str, Any] = {
+    "filter_hints": bool,
+    "table_example": bool,
+    "pick_columns": bool,
+    "several_rows": bool,
+}
 _OPTIONS: dict[str, dict[str, Any]] = {
     "read_table": {"context_tokens": int},
     "read_schema": {"context_tokens": int, "examples": int},

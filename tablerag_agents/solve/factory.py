@@ -33,6 +33,7 @@ class SQLSwitches(TypedDict):
     filter_hints: bool
     table_example: bool
     pick_columns: bool
+    several_rows: bool
 
 
 SolverName = Literal[
@@ -92,6 +93,7 @@ def make_solver(
     filter_hints: bool = False,
     table_example: bool = False,
     pick_columns: bool = False,
+    several_rows: bool = False,
     sql_samples: int = 1,
 ) -> Solver:
     """Create the solver called ``name``.
@@ -107,10 +109,11 @@ def make_solver(
     ``typed_columns`` and ``row_numbers`` give the SQL, process_df and PyReAct
     solvers parsed companion columns and a row-number column (off by default; see
     :mod:`~tablerag_agents.solve.typed_frames`); ``filter_hints``,
-    ``table_example`` and ``pick_columns`` are the SQL solver's (off by default; see
-    :class:`~tablerag_agents.solve.sql.SQLSolver`). ``sql_samples`` above 1 makes
-    the ``sql`` solver sample that many queries (the extra ones in one request),
-    run them all, keep the majority answer and score it by their agreement.
+    ``table_example``, ``pick_columns`` and ``several_rows`` are the SQL solver's
+    (off by default; see :class:`~tablerag_agents.solve.sql.SQLSolver`).
+    ``sql_samples`` above 1 makes the ``sql`` solver sample that many queries (the
+    extra ones in one request), run them all, keep the majority answer and score it
+    by their agreement.
 
     Raises:
         ValueError: For an unknown name, a code-running solver without a
@@ -124,7 +127,10 @@ def make_solver(
         raise ValueError(f"sql_samples must be >= 1 (queries per question), got {sql_samples}")
     shape = TableSwitches(typed_columns=typed_columns, row_numbers=row_numbers)
     sql_switches = SQLSwitches(
-        filter_hints=filter_hints, table_example=table_example, pick_columns=pick_columns
+        filter_hints=filter_hints,
+        table_example=table_example,
+        pick_columns=pick_columns,
+        several_rows=several_rows,
     )
     if name == "sql":
         return SQLSolver(

@@ -137,6 +137,9 @@ class SQLSolver:
             call, :mod:`~tablerag_agents.solve.column_pick`), then show only those in
             the query prompt (the database keeps them all). Tables with fewer than
             ``PICK_MIN_COLUMNS`` columns are shown whole. Off until measured.
+        several_rows: When a query's answer has several items, ask once whether the
+            question wants one (then the query misses a condition or a ``LIMIT 1``);
+            the model repeats the query to keep them all. Off until measured.
     """
 
     name = "sql"
@@ -161,6 +164,7 @@ class SQLSolver:
         filter_hints: bool = False,
         table_example: bool = False,
         pick_columns: bool = False,
+        several_rows: bool = False,
     ) -> None:
         """Store the model and options."""
         self.model = model
@@ -182,6 +186,7 @@ class SQLSolver:
         self.filter_hints = filter_hints
         self.table_example = table_example
         self.pick_columns = pick_columns
+        self.several_rows = several_rows
 
     def _engine(
         self, ctx: SolverContext
@@ -257,6 +262,7 @@ class SQLSolver:
         nudged = False
         columns = [str(c) for frame in tables.values() for c in frame.columns]
         asked_yes_no = False  # a yes/no question answered by a value: asked once for yes/no
+        asked_several = False  # an answer of several items: asked once if one was meant
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
             model = self.model if attempt == 0 else retry_model(self.model, self.retry_temperature)
@@ -307,11 +313,19 @@ class SQLSolver:
                 and not asked_yes_no
                 and misses_yes_no(ctx.question, self._items(ctx.question, last) or [])
             )
+            several = (
+                self.several_rows
+                and last.ok
+                and hint is None
+                and not asked_several
+                and len(self._items(ctx.question, last) or []) > 1
+            )
             if (
                 last.ok
                 and (not self.retry_on_empty or (last.rows and hint is None))
                 and not unasked
                 and not wrong_kind
+                and not several
             ):
                 break  # an answer, or a 0/NULL that no mismatched literal explains
             if attempt == self.max_retries:
@@ -324,6 +338,9 @@ class SQLSolver:
                 follow = load_prompt("sql_unasked_filter").format(
                     result=obs, filters=" and ".join(unasked)
                 )
+            elif several:
+                asked_several = True
+                follow = load_prompt("sql_several_rows").format(n=len(last.rows), result=obs)
             elif not last.ok:
                 follow = load_prompt("sql_retry").format(error=obs)
             elif last.rows:
