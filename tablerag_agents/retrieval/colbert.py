@@ -259,8 +259,10 @@ class ColBERTRetriever(Retriever):
         """Return the MaxSim score of each id (KeyError for an unknown id)."""
         if not ids:
             return []
-        positions = [self._pos[doc_id] for doc_id in ids]
-        return self._matrix.maxsim_docs(self.encode_query(query), positions).tolist()
+        qtok = self.encode_query(query)
+        # One product per doc, not one for all: identical docs (a table and its copy) then
+        # score exactly alike and a tie keeps insertion order instead of following rounding.
+        return [maxsim(qtok, self._matrix.doc(self._pos[doc_id])) for doc_id in ids]
 
     def _hit(self, pos: int, score: float) -> Hit:
         doc = self._docs[pos]

@@ -70,7 +70,7 @@ class TokenMatrix:
         self.offsets = np.zeros(1, dtype=np.int64)  # token row where each doc starts
         self._arrays: list[np.ndarray] = []
         self._first_doc: list[int] = []  # doc position of each array's first doc
-        self._float32: list[np.ndarray] | None = None
+        self._float32: np.ndarray | None = None
 
     def __len__(self) -> int:
         """Number of docs."""
@@ -105,33 +105,28 @@ class TokenMatrix:
         base = self.offsets[self._first_doc[n]]
         return self._arrays[n][self.offsets[pos] - base : self.offsets[pos + 1] - base]
 
-    def maxsim_docs(self, query_tokens: np.ndarray, positions: Sequence[int]) -> np.ndarray:
-        """MaxSim of the docs at ``positions``, in that order, in one matrix product."""
-        mats = [self.doc(p) for p in positions]
-        offsets = np.concatenate([[0], np.cumsum([len(m) for m in mats], dtype=np.int64)])
-        block = np.concatenate(mats) if mats else np.zeros((0, self._dim()), self.dtype)
-        return maxsim_many(query_tokens, block, offsets)
-
-    def _blocks(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each array with its docs' offsets relative to the array."""
-        ends = [*self._first_doc[1:], len(self)]
-        return [
-            (array, self.offsets[first : end + 1] - self.offsets[first])
-            for array, first, end in zip(self._arrays, self._first_doc, ends, strict=True)
-        ]
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """Token rows ``start:stop`` over all docs, as float32 (a new array)."""
+        parts, first = [], 0
+        for array in self._arrays:
+            lo, hi = max(start - first, 0), min(stop - first, len(array))
+            if lo < hi:
+                parts.append(np.asarray(array[lo:hi], dtype=np.float32))
+            first += len(array)
+        return np.concatenate(parts) if parts else np.zeros((0, self._dim()), np.float32)
 
     def maxsim_all(self, query_tokens: np.ndarray) -> np.ndarray:
         """MaxSim of every doc, in order (see :func:`maxsim_many`).
 
-        A float32 copy is kept for the next scans while it is at most
-        :data:`FLOAT32_CACHE_BYTES`; bigger matrices are converted block by block.
+        The products run on the same row blocks as over one packed array, so the
+        scores are the same to the bit. A float32 copy is kept for the next scans
+        while it is at most :data:`FLOAT32_CACHE_BYTES`; a bigger matrix is
+        converted block by block at each scan.
         """
-        blocks = self._blocks()
         if self._float32 is None and 4 * self.n_tokens * self._dim() <= FLOAT32_CACHE_BYTES:
-            self._float32 = [np.asarray(a, dtype=np.float32) for a, _ in blocks]
-        arrays = self._float32 or [a for a, _ in blocks]
-        parts = [maxsim_many(query_tokens, a, o) for a, (_, o) in zip(arrays, blocks, strict=True)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+            self._float32 = self.rows(0, self.n_tokens)
+        tokens = self._float32 if self._float32 is not None else _Rows(self)
+        return maxsim_many(query_tokens, tokens, self.offsets)  # type: ignore[arg-type]
 
     def _dim(self) -> int:
         return int(self._arrays[0].shape[1]) if self._arrays else 0
@@ -189,3 +184,16 @@ class TokenMatrix:
         if n_docs:
             self._arrays, self._first_doc = [tokens], [0]
         return self
+
+
+class _Rows:
+    """The rows of a :class:`TokenMatrix` as :func:`maxsim_many` reads them (length, slices)."""
+
+    def __init__(self, matrix: TokenMatrix) -> None:
+        self.matrix = matrix
+
+    def __len__(self) -> int:
+        return self.matrix.n_tokens
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        return self.matrix.rows(rows.start or 0, min(rows.stop, self.matrix.n_tokens))

@@ -10,7 +10,7 @@ import pytest
 from tablerag_agents.errors import MalformedIndexError
 from tablerag_agents.retrieval import token_matrix
 from tablerag_agents.retrieval.base import Doc
-from tablerag_agents.retrieval.colbert import ColBERTRetriever, maxsim
+from tablerag_agents.retrieval.colbert import ColBERTRetriever
 from tablerag_agents.retrieval.token_matrix import TokenMatrix, maxsim_many
 
 
@@ -42,20 +42,33 @@ def test_docs_and_scores_match_one_packed_array(monkeypatch) -> None:
     packed = np.concatenate([m.astype(np.float16) for m in mats])
     query = _mats(1, 99)[0][:3]
     expected = maxsim_many(query, packed, matrix.offsets)
-    assert np.allclose(matrix.maxsim_all(query), expected)
+    assert np.array_equal(matrix.maxsim_all(query), expected)  # to the bit
+    assert matrix._float32 is not None
     monkeypatch.setattr(token_matrix, "FLOAT32_CACHE_BYTES", 0)  # too big to keep in float32
     matrix._float32 = None
-    assert np.allclose(matrix.maxsim_all(query), expected) and matrix._float32 is None
+    assert np.array_equal(matrix.maxsim_all(query), expected) and matrix._float32 is None
+    assert np.array_equal(matrix.rows(3, 11), packed[3:11].astype(np.float32))
 
 
-def test_scoring_some_docs_at_once_equals_one_by_one(monkeypatch) -> None:
-    monkeypatch.setattr(token_matrix, "MERGE_ROWS", 8)
-    matrix = _filled([_mats(n, seed) for seed, n in enumerate([4, 6, 3])])
-    query = _mats(1, 7)[0][:4]
-    positions = [12, 0, 5, 5, 9, 1]
-    expected = [maxsim(query, matrix.doc(p)) for p in positions]
-    assert matrix.maxsim_docs(query, positions) == pytest.approx(expected, abs=1e-5)
-    assert matrix.maxsim_docs(query, []).tolist() == []
+def test_colbert_scores_candidates_exactly_as_one_by_one(token_encoder) -> None:
+    """Bitwise: a synthetic copy of a gold table must tie with it, as it did before."""
+    mats = _mats(40, 5, dim=32)
+    mats[17] = mats[3].copy()  # two identical docs
+    retriever = ColBERTRetriever(token_encoder)
+    retriever.add_with_tokens([Doc(f"d{n}", "") for n in range(20)], mats[:20])
+    retriever.add_with_tokens([Doc(f"d{n}", "") for n in range(20, 40)], mats[20:])
+    query = _mats(1, 8, dim=32)[0][:5]
+    retriever.encoder = lambda texts: [query]  # type: ignore[assignment]
+    ids = [f"d{n}" for n in (31, 3, 0, 17, 25, 17, 9)]
+    expected = [
+        float((query @ mats[int(i[1:])].astype(np.float16).astype(np.float32).T).max(1).sum())
+        if len(mats[int(i[1:])])
+        else 0.0
+        for i in ids
+    ]
+    scores = retriever.score("q", ids)
+    assert scores == expected  # exact
+    assert scores[1] == scores[3]
 
 
 def test_save_writes_the_packed_array_without_copying_it(tmp_path, token_encoder) -> None:
