@@ -14,8 +14,14 @@ search, and HITS@1/5/10 of the questions mixed in. The load average is
 recorded: the machine is shared. The parity line compares each backend's HITS@5
 with FAISS's on the same questions.
 
+Peak RSS is recorded after indexing, after saving and at the end. Before a run
+the peak is projected from per-table costs measured at 1k-4k tables (on
+FAISS) and compared with --max-rss-mb and the memory available; while indexing,
+the RSS so far is extrapolated to --n-tables, and a run whose RSS passes
+--max-rss-mb stops with an error.
+
     python bench/scale_corpus.py --n-tables 2000                 # a small run (~minutes)
-    python bench/scale_corpus.py --n-tables 100000 --backends faiss,milvus
+    python bench/scale_corpus.py --n-tables 100000 --backends faiss --max-rss-mb 12000
     python bench/scale_corpus.py --qdrant-url http://localhost:6333   # a Qdrant server
 """
 
@@ -43,6 +49,7 @@ KS = (1, 5, 10)
 METHODS = ("hybrid", "dense", "bm25")
 DEFAULT_OUT = REPO / "bench" / "results" / "scale_corpus.json"
 REFERENCE = REPO / "bench" / "results" / "retrieval_ottqa.json"
+EMBED_CHUNK = 1024
 QUALIFIERS = ("(archive)", "– revised", "season 2", "(list)", "records", "1998", "2011", "II")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
@@ -71,6 +78,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1,
         help="processes building the tables' texts and BM25 tokens while this one embeds "
         "(1: all in this process, 0: one per core)",
+    )
+    ap.add_argument(
+        "--max-rss-mb",
+        type=float,
+        default=0,
+        help="refuse a run projected above this peak RSS, stop one that passes it (0: no limit)",
     )
     ap.add_argument("--qdrant-url", default=None, help="default: Qdrant local mode in the index")
     ap.add_argument("--milvus-url", default=None, help="default: a Milvus Lite file in the index")
@@ -199,6 +212,81 @@ def timed(fn: Any, *args: Any) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+# ----------------------------------------------------------------------- memory
+#: Peak RSS of a FAISS run ~ BASE + PER_TABLE * n_tables, fitted (from above) to the peaks
+#: measured at 1k / 2k / 4k / 10k tables: 1,392 / 1,592 / 1,714 / 2,069 MB. BASE is the model,
+#: the 8.9k OTT-QA base tables, the passages and a chunk's temporaries; per table, ~20 KB of
+#: MaxSim token vectors (float16), ~9 KB of BM25 token ids, ~8 KB of BM25 matrices (built
+#: at save), ~3 KB of dense vectors and small objects, plus allocator slack.
+PROJECTION_BASE_MB = 1500.0
+PROJECTION_PER_TABLE_KB = 60.0
+
+
+def projected_peak_mb(n_tables: int) -> float:
+    """Peak RSS projected for a FAISS run over ``n_tables`` tables."""
+    return PROJECTION_BASE_MB + n_tables * PROJECTION_PER_TABLE_KB / 1024
+
+
+def rss_mb() -> float:
+    """This process's resident memory now."""
+    with open("/proc/self/statm", encoding="ascii") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def available_mb() -> float | None:
+    """MemAvailable of /proc/meminfo, or None where there is none."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+class MemoryLimitError(RuntimeError):
+    """The run's RSS passed --max-rss-mb."""
+
+
+def check_memory(args: argparse.Namespace, n_done: int, first: tuple[int, float]) -> str:
+    """The RSS so far and its extrapolation to --n-tables; raise past --max-rss-mb."""
+    now = rss_mb()
+    if args.max_rss_mb and now > args.max_rss_mb:
+        raise MemoryLimitError(
+            f"RSS {now:.0f} MB after {n_done} tables passed --max-rss-mb {args.max_rss_mb:.0f}"
+        )
+    n0, rss0 = first
+    if n_done <= n0:
+        return f"RSS {now:.0f} MB"
+    projected = now + max(0.0, (now - rss0) / (n_done - n0)) * (args.n_tables - n_done)
+    return f"RSS {now:.0f} MB (~{projected:.0f} MB at {args.n_tables} tables)"
+
+
+def preflight(args: argparse.Namespace) -> None:
+    """Print the projected peak RSS; exit when it passes --max-rss-mb."""
+    projected = projected_peak_mb(args.n_tables)
+    available = available_mb()
+    print(
+        f"projected peak RSS for {args.n_tables} tables on FAISS: ~{projected:.0f} MB "
+        f"({PROJECTION_BASE_MB:.0f} MB + {PROJECTION_PER_TABLE_KB:.0f} KB per table)"
+        + (f"; {available:.0f} MB available now" if available is not None else ""),
+        flush=True,
+    )
+    if args.max_rss_mb and projected > args.max_rss_mb:
+        raise SystemExit(
+            f"projected peak RSS ~{projected:.0f} MB passes --max-rss-mb {args.max_rss_mb:.0f}: "
+            "use fewer --n-tables or raise the limit"
+        )
+    if available is not None and projected > available:
+        print(f"warning: the projection passes the {available:.0f} MB available", flush=True)
+
+
 def engine_for(args: argparse.Namespace, backend: str, folder: Path) -> Any:
     """The engine config of one backend (local storage inside ``folder`` by default)."""
     from tablerag_agents.retrieval.engines import EngineConfig
@@ -211,7 +299,11 @@ def engine_for(args: argparse.Namespace, backend: str, folder: Path) -> Any:
 
 
 def add_batch(index: Any, pool: Any, ahead: list[Any], batch: Any, passages: Any) -> None:
-    """Index one batch (None: flush); with a pool, the next batch is prepared while one embeds."""
+    """Index one batch (None: flush); with a pool, the next batch is prepared while one embeds.
+
+    ``add_tables`` embeds 1,024 tables at a time; a pooled batch is embedded in
+    chunks of that size too (its prepared texts and tokens are held meanwhile).
+    """
     if pool.workers == 1:
         if batch is not None:
             index.add_tables(batch, passages=passages, progress=False)
@@ -220,7 +312,9 @@ def add_batch(index: Any, pool: Any, ahead: list[Any], batch: Any, passages: Any
         ahead.append(pool.submit(batch, [None] * len(batch)))
     if len(ahead) > 1 or (batch is None and ahead):
         prepared, _ = pool.collect(ahead.pop(0))
-        index.add_prepared(prepared, index.encode(prepared))
+        for start in range(0, len(prepared), EMBED_CHUNK):
+            part = prepared[start : start + EMBED_CHUNK]
+            index.add_prepared(part, index.encode(part))
 
 
 def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str, Any]:
@@ -244,17 +338,27 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
     path = Path(folder) / backend
     index = CorpusIndex(embeddings, engine=engine_for(args, backend, path), store_tables=False)
     indexing = indexing_cpu = 0.0
+    first: tuple[int, float] | None = None
     with index, PrepPool(PrepContext(index.config, passages), args.workers) as pool:
         ahead: list[Any] = []
         for batch in corpus_batches(args, {q["table_id"] for q in questions}, args.batch):
             wall, cpu = timed(add_batch, index, pool, ahead, batch, passages)
+            del batch  # not held while the next batch is generated
             indexing, indexing_cpu = indexing + wall, indexing_cpu + cpu
-            print(f"  {backend}: {len(index)} tables, {len(index) / indexing:.1f}/s", flush=True)
+            first = first or (len(index), rss_mb())
+            memory = check_memory(args, len(index), first)
+            print(
+                f"  {backend}: {len(index)} tables, {len(index) / indexing:.1f}/s, {memory}",
+                flush=True,
+            )
         wall, cpu = timed(add_batch, index, pool, ahead, None, passages)
         indexing, indexing_cpu = indexing + wall, indexing_cpu + cpu
+        peak_index = peak_rss_mb()
         t0 = time.perf_counter()
         index.save(path)
         save_s = time.perf_counter() - t0
+        peak_save = peak_rss_mb()
+        check_memory(args, len(index), first or (0, 0.0))
         sample = random.Random(1).sample(questions, min(args.latency_sample, len(questions)))
         latency = {}
         for method in METHODS:
@@ -286,7 +390,10 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
         "index_cpu_s": round(indexing_cpu, 1),
         "tables_per_cpu_s": round(n_tables / indexing_cpu, 1),
         "save_s": round(save_s, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "peak_rss_index_mb": round(peak_index, 1),
+        "peak_rss_save_mb": round(peak_save, 1),
+        "projected_peak_rss_mb": round(projected_peak_mb(n_tables), 1),
         "latency_ms": latency,
         "hits": {m: hits_at(r) for m, r in ranks.items()},
         "ranks": ranks,
@@ -333,6 +440,7 @@ def main() -> None:
     """Run every backend in its own process, then write the JSON summary."""
     args = parse_args()
     out = result_path(DEFAULT_OUT, args.out, force=args.force)
+    preflight(args)
     started = time.perf_counter()
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
@@ -361,6 +469,7 @@ def main() -> None:
         "batch": args.batch,
         "torch_threads": args.torch_threads or "default",
         "workers": args.workers,
+        "max_rss_mb": args.max_rss_mb or None,
         "passages": bool(args.wiki),
         "backends": {k: {n: v for n, v in r.items() if n != "ranks"} for k, r in results.items()},
         "parity_vs_faiss": parity(results),

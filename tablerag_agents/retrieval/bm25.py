@@ -12,8 +12,9 @@ import bm25s
 import numpy as np
 import pandas as pd
 
-from tablerag_agents.errors import IndexNotFoundError
+from tablerag_agents.errors import IndexNotFoundError, MalformedIndexError
 from tablerag_agents.retrieval.base import Doc, Hit, Retriever
+from tablerag_agents.retrieval.bm25_matrix import TokenIds, build_score_matrix
 from tablerag_agents.retrieval.tokenize import Tokenizer
 
 logger = logging.getLogger(__name__)
@@ -23,44 +24,6 @@ logging.getLogger("bm25s").setLevel(logging.NOTSET)
 _DOCS_FILE = "docs.parquet"
 _PARAMS_FILE = "bm25.json"
 _BM25_DIR = "bm25s"
-_TOKENS_FILE = "tokens.npz"
-_VOCAB_FILE = "token_vocab.json"
-
-
-class _TokenCache:
-    """Token ids of every doc, so adding docs only tokenizes the new ones."""
-
-    def __init__(self) -> None:
-        self.vocab: dict[str, int] = {}
-        self.docs: list[np.ndarray] = []
-
-    def extend(self, token_lists: Sequence[list[str]]) -> None:
-        vocab = self.vocab
-        for tokens in token_lists:
-            ids = [vocab.setdefault(t, len(vocab)) for t in tokens]
-            self.docs.append(np.asarray(ids, dtype=np.int32))
-
-    def tokenized(self) -> bm25s.tokenization.Tokenized:
-        return bm25s.tokenization.Tokenized(
-            ids=[d.tolist() for d in self.docs], vocab=dict(self.vocab)
-        )
-
-    def save(self, folder: Path) -> None:
-        lengths = np.asarray([len(d) for d in self.docs], dtype=np.int64)
-        flat = np.concatenate(self.docs) if self.docs else np.zeros(0, dtype=np.int32)
-        np.savez_compressed(folder / _TOKENS_FILE, ids=flat, lengths=lengths)
-        (folder / _VOCAB_FILE).write_text(json.dumps(self.vocab), encoding="utf-8")
-
-    @classmethod
-    def load(cls, folder: Path) -> _TokenCache | None:
-        if not (folder / _TOKENS_FILE).is_file() or not (folder / _VOCAB_FILE).is_file():
-            return None
-        cache = cls()
-        cache.vocab = json.loads((folder / _VOCAB_FILE).read_text(encoding="utf-8"))
-        with np.load(folder / _TOKENS_FILE, allow_pickle=False) as data:
-            flat, lengths = data["ids"], data["lengths"]
-        cache.docs = np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
-        return cache
 
 
 class BM25Retriever(Retriever):
@@ -69,6 +32,8 @@ class BM25Retriever(Retriever):
     Docs can be added at any time; the BM25 matrix is rebuilt lazily on the
     next search (bm25s cannot append). Docs that share no term with the query
     score 0 and are not returned, so a search may give fewer than ``k`` hits.
+    With ``store_texts=False`` only ids, metadata and token ids are kept (hits
+    carry an empty text): what a corpus of long texts needs in memory.
     """
 
     name = "bm25"
@@ -80,14 +45,16 @@ class BM25Retriever(Retriever):
         k1: float = 1.5,
         b: float = 0.75,
         method: str = "lucene",
+        store_texts: bool = True,
     ) -> None:
         """Create an empty index with BM25 parameters ``k1``, ``b`` and bm25s ``method``."""
         self.tokenizer = tokenizer or Tokenizer()
         self.k1, self.b, self.method = k1, b, method
+        self.store_texts = store_texts
         self._docs: list[Doc] = []
         self._pos: dict[str, int] = {}
         self._bm25: bm25s.BM25 | None = None
-        self._tokens: _TokenCache | None = None  # built on first need
+        self._tokens: TokenIds | None = None  # built on first need
         self._tokens_dir: Path | None = None  # where saved token ids can be read from
         # One-entry memo: score fusion asks for the same query's scores twice.
         self._last: tuple[str, np.ndarray] | None = None
@@ -118,7 +85,7 @@ class BM25Retriever(Retriever):
         cache = self._token_cache()
         for doc in docs:
             self._pos[doc.id] = len(self._docs)
-            self._docs.append(doc)
+            self._docs.append(doc if self.store_texts else Doc(doc.id, "", doc.metadata))
         cache.extend(tokens)
         self._bm25 = None
         self._last = None
@@ -134,36 +101,66 @@ class BM25Retriever(Retriever):
         cache = self._token_cache()
         keep = [n for n in range(len(self._docs)) if n not in gone]
         self._docs = [self._docs[n] for n in keep]
-        cache.docs = [cache.docs[n] for n in keep]
+        mask = np.ones(len(cache), dtype=bool)
+        mask[list(gone)] = False
+        cache.keep(mask)
         self._pos = {d.id: n for n, d in enumerate(self._docs)}
         self._bm25 = None
         self._last = None
 
     def subset(self, ids: Sequence[str]) -> BM25Retriever:
-        """Return a new index over the docs ``ids`` (KeyError for an unknown id)."""
-        out = BM25Retriever(self.tokenizer, k1=self.k1, b=self.b, method=self.method)
-        out.add([self._docs[self._pos[i]] for i in ids])
+        """Return a new index over the docs ``ids`` (KeyError for an unknown id).
+
+        The docs' token ids are copied (nothing is tokenized again).
+        """
+        out = BM25Retriever(
+            self.tokenizer, k1=self.k1, b=self.b, method=self.method, store_texts=self.store_texts
+        )
+        positions = [self._pos[i] for i in ids]
+        token_ids, lengths = self._token_cache().select(positions)
+        used, compact = np.unique(token_ids, return_inverse=True)
+        words = list(self._token_cache().vocab)
+        out._tokens = TokenIds({words[t]: n for n, t in enumerate(used.tolist())})
+        out._tokens.append_ids(compact.astype(np.int32), lengths)
+        out._docs = [self._docs[p] for p in positions]
+        out._pos = {d.id: n for n, d in enumerate(out._docs)}
         return out
 
-    def _token_cache(self) -> _TokenCache:
+    def _token_cache(self) -> TokenIds:
         """Token ids of the current docs (read from disk or re-tokenized once)."""
         if self._tokens is None:
-            loaded = _TokenCache.load(self._tokens_dir) if self._tokens_dir else None
-            if loaded is None or len(loaded.docs) != len(self._docs):
-                loaded = _TokenCache()
-                loaded.extend([self.tokenizer(d.text) for d in self._docs])
+            loaded = TokenIds.load(self._tokens_dir) if self._tokens_dir else None
+            if loaded is None or len(loaded) != len(self._docs):
+                loaded = TokenIds()
+                loaded.extend([self.tokenizer(text) for text in self._saved_texts()])
             self._tokens = loaded
         return self._tokens
+
+    def _saved_texts(self) -> list[str]:
+        """The docs' texts, for tokenizing: kept in memory, or read back from the saved docs.
+
+        Raises:
+            MalformedIndexError: The index was saved without texts and its token ids
+                are missing or do not match its docs.
+        """
+        if self.store_texts or self._tokens_dir is None:
+            return [d.text for d in self._docs]
+        folder = self._tokens_dir
+        params = json.loads((folder / _PARAMS_FILE).read_text(encoding="utf-8"))
+        if not params.get("texts", True):
+            raise MalformedIndexError(folder, "tokens.npz", "is missing or does not match its docs")
+        texts = pd.read_parquet(folder / _DOCS_FILE, columns=["text"])["text"].tolist()
+        if len(texts) != len(self._docs):
+            raise MalformedIndexError(folder, _DOCS_FILE, "changed since the index was loaded")
+        return texts
 
     def _engine(self) -> bm25s.BM25 | None:
         """Return the bm25s index (built on demand); None when no doc has a token."""
         if self._bm25 is None:
             cache = self._token_cache()
-            if not any(len(d) for d in cache.docs):
+            if not cache.n_tokens():
                 return None
-            engine = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-            engine.index(cache.tokenized(), show_progress=False)
-            self._bm25 = engine
+            self._bm25 = _engine_from(cache, self.k1, self.b, self.method)
         return self._bm25
 
     def scores_all(self, query: str) -> np.ndarray:
@@ -211,7 +208,8 @@ class BM25Retriever(Retriever):
             }
         )
         frame.to_parquet(folder / _DOCS_FILE, index=False, compression="zstd")
-        (folder / _PARAMS_FILE).write_text(json.dumps(self.params(), indent=2), encoding="utf-8")
+        params = {**self.params(), "texts": self.store_texts}
+        (folder / _PARAMS_FILE).write_text(json.dumps(params, indent=2), encoding="utf-8")
         engine = self._engine() if self._docs else None
         if engine is not None:
             engine.save(str(folder / _BM25_DIR), allow_pickle=False)
@@ -219,8 +217,10 @@ class BM25Retriever(Retriever):
             self._token_cache().save(folder)
 
     @classmethod
-    def load(cls, path: str | Path, tokenizer: Tokenizer | None = None) -> BM25Retriever:
-        """Read an index written by ``save``.
+    def load(
+        cls, path: str | Path, tokenizer: Tokenizer | None = None, *, store_texts: bool = True
+    ) -> BM25Retriever:
+        """Read an index written by ``save`` (``store_texts=False``: without the texts).
 
         Raises:
             IndexNotFoundError: If the folder or its files are missing.
@@ -230,8 +230,12 @@ class BM25Retriever(Retriever):
             raise IndexNotFoundError(folder)
         params = json.loads((folder / _PARAMS_FILE).read_text(encoding="utf-8"))
         tok = tokenizer or Tokenizer(stopwords=params["stopwords"], stem=params["stem"])
-        self = cls(tok, k1=params["k1"], b=params["b"], method=params["method"])
-        frame = pd.read_parquet(folder / _DOCS_FILE)
+        kept = store_texts and params.get("texts", True)
+        self = cls(tok, k1=params["k1"], b=params["b"], method=params["method"], store_texts=kept)
+        columns = ["id", "text", "metadata"] if kept else ["id", "metadata"]
+        frame = pd.read_parquet(folder / _DOCS_FILE, columns=columns)
+        if not kept:
+            frame.insert(1, "text", "")
         self._docs = [
             Doc(id=i, text=t, metadata=json.loads(m))
             for i, t, m in frame.itertuples(index=False, name=None)
@@ -243,6 +247,18 @@ class BM25Retriever(Retriever):
                 str(folder / _BM25_DIR), allow_pickle=False, show_progress=False
             )
         return self
+
+
+def _engine_from(tokens: TokenIds, k1: float, b: float, method: str) -> bm25s.BM25:
+    """A bm25s index over ``tokens``, as ``bm25s.BM25.index`` builds it (see bm25_matrix)."""
+    engine = bm25s.BM25(k1=k1, b=b, method=method)
+    engine.scores, engine.nonoccurrence_array = build_score_matrix(
+        tokens, k1=k1, b=b, method=method, delta=engine.delta
+    )
+    engine.vocab_dict = dict(tokens.vocab)
+    engine.vocab_dict.setdefault("", len(tokens.vocab))  # bm25s adds an empty token
+    engine.unique_token_ids_set = set(engine.vocab_dict.values())
+    return engine
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,12 @@ from tablerag_agents.retrieval.corpus_config import (
     TableHit,
 )
 from tablerag_agents.retrieval.corpus_fields import PassageLookup
-from tablerag_agents.retrieval.corpus_prep import PreparedTable, PrepContext, PrepPool
+from tablerag_agents.retrieval.corpus_prep import (
+    PreparedTable,
+    PrepContext,
+    PrepPool,
+    resolve_workers,
+)
 from tablerag_agents.retrieval.engines import EngineConfig, VectorEngine
 from tablerag_agents.retrieval.hybrid import HybridRetriever
 from tablerag_agents.retrieval.rerank_llm import DEFAULT_RERANK_WEIGHT, rerank_with_llm
@@ -59,8 +66,9 @@ _BM25_METHOD_FIELDS = ("meta", "cells", "intro", "passages")
 #: Channels that only re-score the others' candidates in fused search (MaxSim over
 #: every table is the costly part; over ~100 candidates it is cheap).
 _SCORE_ONLY = frozenset({"colbert"})
-_POOL_CHUNK = 1024
-"""Tables per chunk of a pooled ``add_tables`` (a multiple of the embedding batch)."""
+_CHUNK = 1024
+"""Tables prepared, embedded and added at a time by ``add_tables`` (a multiple of the
+embedding batch): bounds the memory of one call, whatever its size."""
 
 
 class CorpusIndex:
@@ -191,31 +199,39 @@ class CorpusIndex:
             return 0
         if "passages" in self.config.fields and passages is None:
             logger.warning("no passage lookup given: the 'passages' field of new tables is empty")
-        if workers == 1:
-            infos = corpus_build.index_tables(
-                self.channels, self.config, tables, passages=passages, progress=progress
-            )
-            self._info.update(infos)
-        else:
-            self._add_in_pool(tables, passages, workers, progress)
+        self._add_in_chunks(tables, passages, workers, progress)
         if self.store_tables:
             self._pending.update((t.id, t) for t in tables)
         logger.info("indexed %d tables (%d in total)", len(tables), len(self._info))
         return len(tables)
 
-    def _add_in_pool(
+    def _add_in_chunks(
         self, tables: list[Table], passages: PassageLookup | None, workers: int, progress: bool
     ) -> None:
-        """Prepare tables on a process pool while the previous chunk is embedded."""
-        size = _POOL_CHUNK
-        with PrepPool(PrepContext(self.config, passages), workers) as pool:
-            chunks = [tables[i : i + size] for i in range(0, len(tables), size)]
-            futures = [pool.submit(c, [None] * len(c)) for c in chunks]
-            with tqdm(total=len(tables), disable=not progress, unit=" tables") as bar:
-                for chunk_futures in futures:
-                    prepared, _ = pool.collect(chunk_futures)
-                    self.add_prepared(prepared, self.encode(prepared))
-                    bar.update(len(prepared))
+        """Prepare, embed and add :data:`_CHUNK` tables at a time.
+
+        With ``workers`` other than 1 the next chunk is prepared on the pool's
+        processes while one is embedded; at most two chunks' texts, tokens and
+        vectors are held at once, however many tables are added.
+        """
+        size = _CHUNK
+        lag = 0 if resolve_workers(workers) == 1 else 1
+        with (
+            PrepPool(PrepContext(self.config, passages), workers) as pool,
+            tqdm(total=len(tables), disable=not progress, unit=" tables") as bar,
+        ):
+            ahead: deque[list[Future[list[Any]]]] = deque()
+            for start in range(0, len(tables), size):
+                chunk = tables[start : start + size]
+                ahead.append(pool.submit(chunk, [None] * len(chunk)))
+                if len(ahead) > lag:
+                    bar.update(self._add_collected(pool, ahead.popleft()))
+            while ahead:
+                bar.update(self._add_collected(pool, ahead.popleft()))
+
+    def _add_collected(self, pool: PrepPool, futures: list[Future[list[Any]]]) -> int:
+        prepared, _ = pool.collect(futures)
+        return self.add_prepared(prepared, self.encode(prepared))
 
     def encode(self, prepared: Sequence[PreparedTable]) -> corpus_build.EncodedBatch:
         """Embed prepared tables for this index's dense and MaxSim channels."""

@@ -11,6 +11,8 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+MAX_MEMO_WORDS = 250_000
+"""Words whose stems a tokenizer remembers (~40 MB)."""
 
 
 def _english_stopwords() -> frozenset[str]:
@@ -50,12 +52,27 @@ class Tokenizer:
         stemmer = _load_stemmer(self.stem) if self.stem else None
         object.__setattr__(self, "_stop", stop)
         object.__setattr__(self, "_stemmer", stemmer)
+        object.__setattr__(self, "_stems", {})
 
     def __call__(self, text: str) -> list[str]:
-        """Return the tokens of ``text``."""
+        """Return the tokens of ``text``.
+
+        Stems are memoised per word (up to :data:`MAX_MEMO_WORDS` words, then
+        the memo starts over): PyStemmer took ~2.7 ms per OTT-QA table's linked
+        pages, a dictionary lookup per word ~0.6 ms.
+        """
         words = [w for w in _WORD.findall(text.lower()) if w not in self._stop]  # type: ignore[attr-defined]
         stemmer = self._stemmer  # type: ignore[attr-defined]
-        return stemmer(words) if stemmer is not None else words
+        if stemmer is None:
+            return words
+        stems: dict[str, str] = self._stems  # type: ignore[attr-defined]
+        if len(stems) > MAX_MEMO_WORDS:
+            stems = {}  # a new dict: another thread may be reading the old one
+            object.__setattr__(self, "_stems", stems)
+        new = [w for w in set(words) if w not in stems]
+        if new:
+            stems.update(zip(new, stemmer(new), strict=True))
+        return list(map(stems.__getitem__, words))
 
     def params(self) -> dict[str, Any]:
         """Return the effective settings (for index manifests)."""

@@ -7,13 +7,14 @@ import pytest
 
 from tablerag_agents.retrieval.base import Hit, Reranker
 from tablerag_agents.retrieval.bm25 import BM25Retriever
-from tablerag_agents.retrieval.colbert import MaxSimReranker, maxsim, maxsim_many
+from tablerag_agents.retrieval.colbert import MaxSimReranker, maxsim
 from tablerag_agents.retrieval.dense import DenseRetriever
 from tablerag_agents.retrieval.hybrid import (
     HybridRetriever,
     reciprocal_rank_fusion,
     weighted_score_fusion,
 )
+from tablerag_agents.retrieval.token_matrix import maxsim_many
 
 
 def _hits(*ids: str) -> list[Hit]:
