@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from tablerag_agents.errors import MalformedIndexError
+from tablerag_agents.retrieval.faiss_file import MAX_DIM
 
 TOKENS_FILE = "tokens.npy"
 OFFSETS_FILE = "offsets.npy"
@@ -168,6 +169,10 @@ class TokenMatrix:
             raise MalformedIndexError(folder, TOKENS_FILE, f"cannot be read: {exc}") from exc
         if tokens.ndim != 2 or tokens.dtype.kind != "f":
             raise MalformedIndexError(folder, TOKENS_FILE, "is not a 2-D float matrix")
+        if len(tokens) and not 1 <= tokens.shape[1] <= MAX_DIM:  # (10**12, 0) takes no bytes
+            raise MalformedIndexError(
+                folder, TOKENS_FILE, f"has {tokens.shape[1]} columns; allowed 1..{MAX_DIM}"
+            )
         if (
             offsets.ndim != 1
             or offsets.dtype.kind not in "iu"

@@ -104,7 +104,7 @@ def test_a_loaded_matrix_is_mapped_and_can_be_saved_over_itself(tmp_path) -> Non
         assert np.array_equal(loaded.doc(n), m.astype(np.float16))  # the old mapping still reads
 
 
-@pytest.mark.parametrize("damage", ["offsets", "count", "truncated", "ints"])
+@pytest.mark.parametrize("damage", ["offsets", "count", "truncated", "ints", "no_columns"])
 def test_malformed_token_files_are_refused(tmp_path, damage) -> None:
     _filled([_mats(5, 3)]).save(tmp_path)
     n_docs = 5
@@ -115,8 +115,15 @@ def test_malformed_token_files_are_refused(tmp_path, damage) -> None:
     elif damage == "truncated":
         data = (tmp_path / "tokens.npy").read_bytes()
         (tmp_path / "tokens.npy").write_bytes(data[: len(data) - 16])
-    else:
+    elif damage == "ints":
         np.save(tmp_path / "tokens.npy", np.zeros((9, 8), dtype=np.int64))
+    else:  # claims 10**12 rows of no columns: no bytes on disk, a huge score array in a search
+        with (tmp_path / "tokens.npy").open("wb") as fh:
+            header = {"descr": "<f2", "fortran_order": False, "shape": (10**12, 0)}
+            np.lib.format.write_array_header_1_0(fh, header)
+        offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        offsets[-1] = 10**12
+        np.save(tmp_path / "offsets.npy", offsets)
     with pytest.raises(MalformedIndexError):
         TokenMatrix.load(tmp_path, n_docs)
 
