@@ -32,7 +32,7 @@ import pandas as pd
 
 from tablerag_agents.solve.base import SolverResult, Vote
 from tablerag_agents.solve.checks import TableCells, drop_reason
-from tablerag_agents.solve.normalize import answer_key
+from tablerag_agents.solve.normalize import answer_key, parse_number
 
 PROGRAM_RUN = 0.5
 """One program (SQL or Python) ran without error and its answer passed the checks."""
@@ -105,17 +105,9 @@ def run_confidence(
     items = result.answer_items
     if len(items) > 1:
         score *= SEVERAL_ITEMS
-    if code is not None and len(items) == 1 and _is_zero(items[0]):
+    if code is not None and len(items) == 1 and parse_number(items[0]) == 0:
         score *= ZERO
     checks = cells or TableCells(tables)
     if drop_reason(result.answer_items, code or "", result.question, checks) is not None:
         score *= IMPLAUSIBLE
     return score
-
-
-def _is_zero(item: str) -> bool:
-    """True for a number equal to zero ("0", "0.0", "-0")."""
-    try:
-        return float(item.replace(",", "")) == 0.0
-    except ValueError:
-        return False

@@ -307,18 +307,19 @@ class SQLSolver:
                 if last.ok and last.rows and not nudged and self.retry_on_empty
                 else []
             )
+            items = (self._items(ctx.question, last) or []) if last.ok else []
             wrong_kind = (
                 last.ok
                 and bool(last.rows)
                 and not asked_yes_no
-                and misses_yes_no(ctx.question, self._items(ctx.question, last) or [])
+                and misses_yes_no(ctx.question, items)
             )
             several = (
                 self.several_rows
                 and last.ok
                 and hint is None
                 and not asked_several
-                and len(self._items(ctx.question, last) or []) > 1
+                and len(items) > 1
             )
             if (
                 last.ok
@@ -376,8 +377,8 @@ class SQLSolver:
         picked = parse_picked(reply.text, candidates)
         shown = narrow(main, picked, view)
         named = ", ".join(f'"{c}"' for c in picked) or "none it knows"
-        note = f"{len(shown.columns)} of {len(main.columns)} shown" if shown is not main else ""
-        note = note or "all shown"
+        shown_note = f"{len(shown.columns)} of {len(main.columns)} shown"
+        note = "all shown" if shown is main else shown_note
         rec.add(reply, action="none", thought=f"columns picked: {named} ({note})")
         return {**tables, MAIN_SQL_TABLE: shown}
 
