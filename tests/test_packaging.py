@@ -58,3 +58,17 @@ def test_test_files_have_unique_names() -> None:
 
     names = Counter(p.name for p in Path(__file__).parent.rglob("test_*.py"))
     assert [n for n, c in names.items() if c > 1] == []
+
+
+def test_tests_import_helpers_by_bare_name() -> None:
+    """Helpers in tests/ are on pytest's ``pythonpath``; ``tests`` itself is not a package.
+
+    ``from tests.fakes import ...`` only resolves when the working directory happens to be
+    the repo root on sys.path, and fails collection in a clean CI checkout.
+    """
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in (REPO / "tests").rglob("*.py")
+        if re.search(r"^\s*(from|import) tests[.\s]", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert not offenders, f"import test helpers as `from fakes import ...`: {offenders}"

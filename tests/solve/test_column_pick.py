@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pandas as pd
+from fakes import ScriptedChatModel, sql_reply
+from wtq_rows import seasons_frame
 
 from tablerag_agents.solve.column_pick import narrow, parse_picked, pick_candidates, pick_prompt
 from tablerag_agents.solve.sql import SQLSolver
 from tablerag_agents.tables.typed_table import build_typed_table
-from tests.fakes import ScriptedChatModel, sql_reply
-from tests.wtq_rows import seasons_frame
 
 QUESTION = "what was the average attendance in 2003?"
 

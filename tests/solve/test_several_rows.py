@@ -3,9 +3,10 @@ meant."""
 
 from __future__ import annotations
 
+from fakes import ScriptedChatModel, sql_reply
+from wtq_rows import seasons_frame
+
 from tablerag_agents.solve.sql import SQLSolver
-from tests.fakes import ScriptedChatModel, sql_reply
-from tests.wtq_rows import seasons_frame
 
 QUESTION = "which league did the team play in during 2005?"
 ALL_LEAGUES = 'SELECT DISTINCT "League" FROM t'
