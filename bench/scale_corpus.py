@@ -85,6 +85,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="refuse a run projected above this peak RSS, stop one that passes it (0: no limit)",
     )
+    ap.add_argument(
+        "--gold-copies",
+        action="store_true",
+        help="also perturb the gold tables into synthetic ones (the construction of runs "
+        "before this flag existed): at 100k tables each gold table then has ~11 near-copies, "
+        "and HITS@k by id measures which copy ranks first",
+    )
     ap.add_argument("--qdrant-url", default=None, help="default: Qdrant local mode in the index")
     ap.add_argument("--milvus-url", default=None, help="default: a Milvus Lite file in the index")
     ap.add_argument("--workdir", type=Path, default=None, help="where indexes go (default: temp)")
@@ -166,16 +173,21 @@ def question_sample(path: Path, n: int, seed: int) -> list[dict[str, Any]]:
 
 
 def corpus_batches(args: argparse.Namespace, gold: set[str], batch: int):
-    """Yield the corpus in batches: the gold tables first, then synthetic tables."""
+    """Yield the corpus in batches: the gold tables first, then synthetic tables.
+
+    Synthetic tables are perturbed copies of the non-gold tables (of any table with
+    ``--gold-copies``), so a question's gold table is the only table made from it.
+    """
     from tablerag_agents.tables.ottqa import load_ottqa_corpus
 
     base = list(load_ottqa_corpus(args.tables))
     gold_tables = [t for t in base if t.id in gold]
+    sources = base if args.gold_copies else [t for t in base if t.id not in gold]
     rng = random.Random(args.seed)
     n_synthetic = max(0, args.n_tables - len(gold_tables))
     chunk = list(gold_tables)
     for n in range(n_synthetic):
-        chunk.append(synthetic_table(base[rng.randrange(len(base))], n, rng))
+        chunk.append(synthetic_table(sources[rng.randrange(len(sources))], n, rng))
         if len(chunk) >= batch:
             yield chunk
             chunk = []
@@ -466,6 +478,7 @@ def main() -> None:
         "n_tables": args.n_tables,
         "n_questions": args.n_questions,
         "seed": args.seed,
+        "gold_copies": args.gold_copies,
         "batch": args.batch,
         "torch_threads": args.torch_threads or "default",
         "workers": args.workers,

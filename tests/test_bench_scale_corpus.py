@@ -46,3 +46,28 @@ def test_the_rss_so_far_is_extrapolated_to_the_requested_size() -> None:
     text = scale_corpus.check_memory(args, 2000, (1000, now - 100.0))  # 0.1 MB per table
     projected = float(text.split("~")[1].split(" MB")[0])
     assert projected == pytest.approx(now + 300.0, abs=5.0)
+
+
+def _synthetic_sources(monkeypatch: pytest.MonkeyPatch, *flags: str) -> set[str]:
+    import pandas as pd
+
+    from tablerag_agents.tables import ottqa
+    from tablerag_agents.tables.model import Table
+
+    base = [
+        Table(f"t{i}", pd.DataFrame({"Name": ["a", "b"], "Score": ["1", "2"]}), f"Title {i}", {})
+        for i in range(6)
+    ]
+    monkeypatch.setattr(ottqa, "load_ottqa_corpus", lambda path: base)
+    args = scale_corpus.parse_args(["--n-tables", "400", *flags])
+    tables = [t for chunk in scale_corpus.corpus_batches(args, {"t0", "t1"}, 50) for t in chunk]
+    assert len(tables) == 400 and [t.id for t in tables[:2]] == ["t0", "t1"]
+    return {t.metadata["source"].removeprefix("synthetic from ") for t in tables[2:]}
+
+
+def test_synthetic_tables_are_never_copies_of_a_gold_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _synthetic_sources(monkeypatch) == {"t2", "t3", "t4", "t5"}
+
+
+def test_gold_copies_restores_the_older_construction(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {"t0", "t1"} <= _synthetic_sources(monkeypatch, "--gold-copies")
