@@ -147,7 +147,8 @@ class Context:
         metadata={
             "description": "SQL, process_df and PyReAct solvers: add a row_no column "
             "(1 = first row) that the prompt names for questions about order (after, "
-            "before, next, last). Off until measured on dev."
+            "before, next, last). Off: on 40 WTQ dev questions 16 right against the "
+            "default's 16 (2 wins, 2 losses) for 1.55x the prompt tokens."
         },
     )
     filter_hints: bool = field(
@@ -155,7 +156,8 @@ class Context:
         metadata={
             "description": "SQL solver: when a query returns nothing (no rows, or one "
             "0/NULL), the retry prompt also names its text conditions that no cell of "
-            "their column meets, or that the question never mentions. Off until measured."
+            "their column meets, or that the question never mentions. Off: on 40 WTQ dev "
+            "questions 16 right against the default's 16 (1 win, 1 loss)."
         },
     )
     table_example: bool = field(
@@ -169,8 +171,9 @@ class Context:
         default=False,
         metadata={
             "description": "SQL solver: first ask the model which columns the question "
-            "needs (one short call), then show only those in the query prompt. Off until "
-            "measured."
+            "needs (one short call), then show only those in the query prompt. Off: on 40 "
+            "WTQ dev questions 15 right against the default's 16, with three times the "
+            "failed queries (the model names columns the table does not have)."
         },
     )
     several_rows: bool = field(
@@ -178,7 +181,8 @@ class Context:
         metadata={
             "description": "SQL solver: when a query's answer has several items, ask once "
             "whether the question wants one (a missing condition or LIMIT 1); repeating "
-            "the query keeps them all. Off until measured."
+            "the query keeps them all. Off: on 40 WTQ dev questions 15 right against the "
+            "default's 16 (1 win, 2 losses)."
         },
     )
     clarify_terms: bool = field(

@@ -113,7 +113,8 @@ class ProcessDfSolver:
             ``df['Time__sec']``...), flagged total rows and turned transposed tables
             (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
         row_numbers: Give every table a ``row_no`` column (1 = first row) that the
-            prompt names for questions about order. Off until measured.
+            prompt names for questions about order. Off by default: no measured gain on
+            WTQ dev (``bench/results/error_analysis_dev.md``).
         ground_literals: When the model's fix still fails, rerun the first code with
             each literal that matches no cell but lies inside exactly one cell replaced
             by that cell (:func:`~tablerag_agents.solve.grounding.grounded_code`). Off

@@ -69,7 +69,8 @@ class PyReActSolver:
             ``df['Time__sec']``...), flagged total rows and turned transposed tables
             (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
         row_numbers: Give every table a ``row_no`` column (1 = first row) that the
-            prompt names for questions about order. Off until measured.
+            prompt names for questions about order. Off by default: no measured gain on
+            WTQ dev (``bench/results/error_analysis_dev.md``).
     """
 
     name = "pyreact"

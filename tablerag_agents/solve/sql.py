@@ -124,22 +124,25 @@ class SQLSolver:
             ``"Time__sec"``...), flagged total rows and turned transposed tables
             (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
         row_numbers: Give every table a ``"row_no"`` column (1 = first row) that the
-            prompt names for questions about order. Off until measured.
+            prompt names for questions about order. Off by default: no measured gain on
+            WTQ dev (``bench/results/error_analysis_dev.md``).
         filter_hints: When a query returns nothing (no rows, or one 0/NULL), also name
             its text conditions that no cell of their column meets, or that the
             question never mentions, in the retry prompt
-            (:func:`~tablerag_agents.solve.condition_hints.condition_hints`). Off until
-            measured.
+            (:func:`~tablerag_agents.solve.condition_hints.condition_hints`). Off by
+            default: no measured gain on WTQ dev.
         table_example: Write the system prompt's example over this table's own columns
             and values (:mod:`~tablerag_agents.solve.table_example`) instead of a fixed
             one the model may copy. Off until measured.
         pick_columns: First ask the model which columns the question needs (one short
             call, :mod:`~tablerag_agents.solve.column_pick`), then show only those in
             the query prompt (the database keeps them all). Tables with fewer than
-            ``PICK_MIN_COLUMNS`` columns are shown whole. Off until measured.
+            ``PICK_MIN_COLUMNS`` columns are shown whole. Off by default: no measured gain
+            on WTQ dev, and three times the failed queries.
         several_rows: When a query's answer has several items, ask once whether the
             question wants one (then the query misses a condition or a ``LIMIT 1``);
-            the model repeats the query to keep them all. Off until measured.
+            the model repeats the query to keep them all. Off by default: no measured gain
+            on WTQ dev.
     """
 
     name = "sql"
