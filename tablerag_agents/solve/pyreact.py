@@ -67,7 +67,8 @@ class PyReActSolver:
         explain_model: If set, writes the answer sentence (one more call).
         typed_columns: Give the code parsed companion columns (``df['Population__num']``,
             ``df['Time__sec']``...), flagged total rows and turned transposed tables
-            (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
+            (:mod:`~tablerag_agents.solve.typed_frames`). Off by default: no measured
+            gain on WTQ dev.
         row_numbers: Give every table a ``row_no`` column (1 = first row) that the
             prompt names for questions about order. Off by default: no measured gain on
             WTQ dev (``bench/results/error_analysis_dev.md``).

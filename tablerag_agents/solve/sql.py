@@ -122,7 +122,8 @@ class SQLSolver:
             [-0.167, +0.067] (no gain).
         typed_columns: Give the query parsed companion columns (``"Population__num"``,
             ``"Time__sec"``...), flagged total rows and turned transposed tables
-            (:mod:`~tablerag_agents.solve.typed_frames`). Off until measured.
+            (:mod:`~tablerag_agents.solve.typed_frames`). Off by default: no measured
+            gain on WTQ dev.
         row_numbers: Give every table a ``"row_no"`` column (1 = first row) that the
             prompt names for questions about order. Off by default: no measured gain on
             WTQ dev (``bench/results/error_analysis_dev.md``).
