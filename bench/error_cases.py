@@ -22,7 +22,8 @@ HEAD_ROWS = 6
 
 
 def _table_head(data: Path, table_id: str, dataset: str) -> str:
-    path = data / table_id
+    # TabFact keeps its tables in all_csv/ beside val_examples.json; WTQ ids are paths.
+    path = data / "all_csv" / table_id if dataset == "tabfact" else data / table_id
     reader = read_tabfact_table if dataset == "tabfact" else read_wtq_table
     try:
         frame = reader(path)

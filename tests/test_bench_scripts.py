@@ -83,8 +83,8 @@ def test_readme_bench_commands_use_existing_options(
             assert option in helps[script].stdout, f"bench/{script} has no {option}"
 
 
-def _records_file(path: Path, split: str, table_id: str) -> Path:
-    header = {"format": "tablerag-eval/1", "spec": {"dataset": "wtq", "split": split}}
+def _records_file(path: Path, split: str, table_id: str, dataset: str = "wtq") -> Path:
+    header = {"format": "tablerag-eval/1", "spec": {"dataset": dataset, "split": split}}
     record = {
         "id": "nt-1",
         "question": "who came after Ann?",
@@ -115,3 +115,16 @@ def test_error_cases_show_a_dev_records_steps_and_table_and_refuse_test(
     test = _records_file(tmp_path / "test.jsonl", "test", "t.csv")
     assert error_cases([str(test), "--data", str(tmp_path)]) == 2
     assert "only dev runs" in capsys.readouterr().err
+
+
+def test_error_cases_read_tabfact_tables_from_all_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from error_cases import main as error_cases
+
+    (tmp_path / "all_csv").mkdir()
+    (tmp_path / "all_csv" / "1-1.html.csv").write_text("team#wins\nlions#3\nbears#5\n")
+    dev = _records_file(tmp_path / "dev.jsonl", "dev", "1-1.html.csv", dataset="tabfact")
+    assert error_cases([str(dev), "--data", str(tmp_path)]) == 0
+    page = capsys.readouterr().out
+    assert "2 rows x 2 columns" in page and "bears,5" in page and "not readable" not in page
