@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from tablerag_agents.evaluation.datasets import read_tabfact_table, read_wtq_table
+from tablerag_agents.evaluation.loaders import TABFACT_TABLES_FOLDER
 from tablerag_agents.evaluation.records import read_records
 
 HEAD_ROWS = 6
 
 
 def _table_head(data: Path, table_id: str, dataset: str) -> str:
-    # TabFact keeps its tables in all_csv/ beside val_examples.json; WTQ ids are paths.
-    path = data / "all_csv" / table_id if dataset == "tabfact" else data / table_id
-    reader = read_tabfact_table if dataset == "tabfact" else read_wtq_table
+    if dataset == "tabfact":
+        path, reader = data / TABFACT_TABLES_FOLDER / table_id, read_tabfact_table
+    else:  # WTQ table ids are paths inside the dataset folder
+        path, reader = data / table_id, read_wtq_table
     try:
         frame = reader(path)
     except Exception as exc:  # noqa: BLE001 - shown in the page, not fatal

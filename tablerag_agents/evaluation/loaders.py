@@ -46,9 +46,13 @@ from tablerag_agents.tables.cleaning import normalize_column_names
 
 logger = logging.getLogger(__name__)
 
+TABFACT_TABLES_FOLDER = "all_csv"
+"""TabFact's folder of tables, beside its statements JSON; a record's table id is a name in it."""
+
 __all__ = [
     "DATASETS",
     "DatasetSpec",
+    "TABFACT_TABLES_FOLDER",
     "load_dataset",
     "load_fetaqa",
     "load_jsonl",
@@ -517,7 +521,7 @@ def _load_wtq_path(p: Path) -> list[EvalExample]:
 def _load_tabfact_path(p: Path) -> list[EvalExample]:
     statements = _in_folder(p, "val_examples.json")
     return load_tabfact(
-        statements, _need_dir(statements.parent / "all_csv", "TabFact tables folder")
+        statements, _need_dir(statements.parent / TABFACT_TABLES_FOLDER, "TabFact tables folder")
     )
 
 
