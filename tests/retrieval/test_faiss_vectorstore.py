@@ -91,3 +91,43 @@ def test_dense_retriever_over_foreign_vectorstore(corpus, bow):
         retriever.score("capital of germany", ["berlin"])[0]
         > retriever.score("capital of germany", ["piano"])[0]
     )
+
+
+def test_blas_search_of_a_large_store_matches_faiss(monkeypatch) -> None:
+    """Above the size threshold one query is scored by BLAS: same docs, same order as FAISS."""
+    import numpy as np
+
+    from tablerag_agents.retrieval import vectorstore
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((300, 24)).astype(np.float32)
+    vectors[7] = vectors[3]  # an exact tie: FAISS puts the later stored vector first
+    store = FaissVectorStore(DeterministicFakeEmbedding(size=24))
+    store.add_embeddings([f"t{i}" for i in range(300)], vectors, ids=[f"d{i}" for i in range(300)])
+    store.delete(["d0", "d150"])  # storage positions shift; labels must follow
+    queries = [vectors[3], *rng.standard_normal((20, 24)).astype(np.float32)]
+
+    def ranked(threshold: int) -> list[list[tuple[str | None, float]]]:
+        monkeypatch.setattr(vectorstore, "BLAS_SEARCH_MIN_VECTORS", threshold)
+        return [
+            [(d.id, s) for d, s in store.similarity_search_with_score_by_vector(q, k=12)]
+            for q in queries
+        ]
+
+    calls: list[int] = []
+    monkeypatch.setattr(vectorstore, "flat_top_k", _counting(vectorstore.flat_top_k, calls))
+    by_faiss, by_blas = ranked(10**9), ranked(1)
+    assert len(calls) == len(queries)  # the BLAS path ran, once per query
+    assert [[i for i, _ in r] for r in by_blas] == [[i for i, _ in r] for r in by_faiss]
+    assert [i for i, _ in by_blas[0][:2]] == ["d7", "d3"]
+    assert by_blas[0][0][1] == by_blas[0][1][1]
+    for blas, faiss_ in zip(by_blas, by_faiss, strict=True):
+        assert [s for _, s in blas] == pytest.approx([s for _, s in faiss_], abs=1e-5)
+
+
+def _counting(fn, calls: list):  # type: ignore[no-untyped-def]
+    def wrapped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return fn(*args, **kwargs)
+
+    return wrapped
