@@ -26,6 +26,7 @@ from tablerag_agents.retrieval.corpus_fields import (
     PassageLookup,
     row_texts,
     table_fields,
+    table_links,
 )
 from tablerag_agents.retrieval.table_store import StagedTable, write_table_file
 from tablerag_agents.retrieval.tokenize import Tokenizer
@@ -33,6 +34,9 @@ from tablerag_agents.tables.model import Table
 from tablerag_agents.tables.ottqa import ottqa_table
 
 logger = logging.getLogger(__name__)
+
+MAX_MEMO_PAGES = 50_000
+"""Linked pages whose BM25 tokens a process remembers (then the memo starts over)."""
 
 Unit = Table | tuple[str, dict[str, Any], str]
 """One input of the pool: a parsed table, or ``(key, OTT-QA dict, source file)``."""
@@ -71,10 +75,33 @@ class PrepContext:
     def __post_init__(self) -> None:
         """Build the tokenizer once per process."""
         self.tokenizer = Tokenizer(stopwords=self.config.stopwords, stem=self.config.stem)
+        self._page_tokens: dict[str, list[str]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle without the tokenizer (its stemmer is rebuilt in the worker)."""
-        return {k: v for k, v in self.__dict__.items() if k != "tokenizer"}
+        """Pickle without the tokenizer (its stemmer is rebuilt in the worker) or the memo."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("tokenizer", "_page_tokens")}
+
+    def passage_tokens(self, table: Table) -> list[str]:
+        """BM25 tokens of the pages ``table`` links to, each page tokenized once per process.
+
+        Tables share linked pages (a country, a club); tokenizing the joined text
+        of every table's pages was most of the tokenizing time. The tokens are
+        those of the ``passages`` field's text: its pages are joined by newlines,
+        which no token crosses.
+        """
+        if self.passages is None:
+            return []
+        if len(self._page_tokens) > MAX_MEMO_PAGES:
+            self._page_tokens = {}
+        memo, out = self._page_tokens, []
+        for link in table_links(table):
+            text = self.passages(link)
+            if text:
+                tokens = memo.get(text)
+                if tokens is None:
+                    tokens = memo[text] = self.tokenizer(text)
+                out.extend(tokens)
+        return out
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore and rebuild the tokenizer."""
@@ -86,7 +113,10 @@ def prepare_table(table: Table, ctx: PrepContext, table_file: Path | None) -> Pr
     """Build one table's fields and tokens; write its cells to ``table_file`` when given."""
     texts = table_fields(table, ctx.passages)
     fields = {name: texts[name] for name in ("meta", *ctx.config.fields)}
-    tokens = {name: ctx.tokenizer(texts[name]) for name in ctx.config.fields}
+    tokens = {
+        name: ctx.passage_tokens(table) if name == "passages" else ctx.tokenizer(texts[name])
+        for name in ctx.config.fields
+    }
     rows = row_texts(table, max_chars=ctx.config.max_row_chars) if ctx.config.rows else []
     stored = None
     if table_file is not None:

@@ -123,7 +123,6 @@ def test_the_yes_no_sql_template_runs_and_gives_one_verdict(prompt: str) -> None
     import re
 
     import duckdb
-
     from tablerag_agents.prompts import load_prompt
 
     text = load_prompt(prompt)
