@@ -111,25 +111,3 @@ def test_process_df_value_for_a_yes_no_question_is_repaired(sandbox, seasons) ->
     assert result.ok and result.answer_items == ["yes"]
     assert "asks yes or no" in model.prompts[1][-1].content
     assert "asks yes or no" in model.prompts[0][0].content
-
-
-@pytest.mark.parametrize("prompt", ["sql_system", "sql_yes_no"])
-def test_the_yes_no_sql_template_runs_and_gives_one_verdict(prompt: str) -> None:
-    """Copied literally with a row condition, the template runs and returns one row.
-
-    A per-row ``CASE WHEN`` gives one verdict per row, and one without ``FROM t`` does
-    not run at all: small models copy the prompt's template as written.
-    """
-    import re
-
-    import duckdb
-    from tablerag_agents.prompts import load_prompt
-
-    text = load_prompt(prompt)
-    template = re.search(r"SELECT CASE WHEN .*?END(?: FROM t WHERE <condition>)?", text)
-    assert template, f"no yes/no template in {prompt}"
-    sql = template[0].replace("<condition>", "\"City\" = 'Paris'")
-    t = pd.DataFrame({"City": ["Rome", "Paris", "Oslo"], "Visitors": [3, 5, 1]})  # noqa: F841
-    con = duckdb.connect()
-    assert con.execute(sql).fetchall() == [("yes",)]
-    assert con.execute(sql.replace("Paris", "Lima")).fetchall() == [("no",)]
