@@ -20,7 +20,7 @@ from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.retrieval.colbert import (
     TokenEncoder,
-    maxsim,
+    maxsim_each,
     sentence_transformer_token_encoder,
 )
 
@@ -77,7 +77,7 @@ def _dense_scores(embeddings: Embeddings, question: str, texts: Sequence[str]) -
 
 def _maxsim_scores(encoder: TokenEncoder, question: str, texts: Sequence[str]) -> np.ndarray:
     mats = encoder([question, *texts])
-    return np.asarray([maxsim(mats[0], m) for m in mats[1:]], dtype=np.float32)
+    return np.asarray(maxsim_each(mats[0], mats[1:]), dtype=np.float32)
 
 
 def text_scorer(
