@@ -8,6 +8,7 @@ A, B and all questions.
     python bench/retrieval_ottqa.py --rows --index-dir DIR  # + the row-document channel
     python bench/retrieval_ottqa.py --tune                # also re-tune hybrid weights on half A
     python bench/retrieval_ottqa.py --rerank-sample 100   # + LLM re-rank (tuned on A, scored on B)
+    python bench/retrieval_ottqa.py --methods hybrid --candidates 50 30 20  # candidate pool sweep
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import random
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,13 @@ def parse_args() -> argparse.Namespace:
         " weight is tuned on the half-A sample and reported on the half-B sample",
     )
     ap.add_argument("--rerank-top", type=int, default=5)
+    ap.add_argument(
+        "--candidates",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also run hybrid with these per-channel candidate counts (HITS per half, latency)",
+    )
     ap.add_argument("--latency-sample", type=int, default=100, help="questions timed one by one")
     add_output_args(ap, DEFAULT_OUT)
     return ap.parse_args()
@@ -255,6 +263,13 @@ def main() -> None:
         results[method] = {k: v for k, v in res.items() if k != "ranks"}
         p50 = res["latency_ms"]["p50"] if sample else "-"
         print(f"{method:12s} {res['hits']['all']}  p50 {p50} ms", flush=True)
+    sweep = {}
+    for n in args.candidates:
+        w = replace(weights, candidates=n)
+        index.prime_queries([q["question"] for q in questions])
+        res = evaluate(index, "hybrid", questions, w)
+        sweep[str(n)] = {"hits": res["hits"], "latency_ms": latency(index, "hybrid", sample, w)}
+        print(f"hybrid, {n} candidates per channel: {sweep[str(n)]}", flush=True)
     rerank = (
         llm_rerank(index, questions, args.rerank_sample, args.rerank_top, weights)
         if args.rerank_sample
@@ -271,6 +286,7 @@ def main() -> None:
         "index_timings": timings,
         "tuning": tuning,
         "methods": results,
+        "candidates_sweep": sweep,
         "llm_rerank": rerank,
     }
     save_json(out, report)

@@ -22,6 +22,7 @@ the RSS so far is extrapolated to --n-tables, and a run whose RSS passes
 
     python bench/scale_corpus.py --n-tables 2000                 # a small run (~minutes)
     python bench/scale_corpus.py --n-tables 100000 --backends faiss --max-rss-mb 12000
+    python bench/scale_corpus.py --n-tables 10000 --backends faiss --candidates 30 20
     python bench/scale_corpus.py --qdrant-url http://localhost:6333   # a Qdrant server
 """
 
@@ -94,6 +95,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--qdrant-url", default=None, help="default: Qdrant local mode in the index")
     ap.add_argument("--milvus-url", default=None, help="default: a Milvus Lite file in the index")
+    ap.add_argument(
+        "--candidates",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also compare hybrid search with these per-channel candidate counts: HITS@k, "
+        "and latency timed interleaved with the default's on the same questions",
+    )
     ap.add_argument("--workdir", type=Path, default=None, help="where indexes go (default: temp)")
     ap.add_argument("--tables", type=Path, default=DATA / "ottqa" / "tables.json")
     ap.add_argument("--questions", type=Path, default=DATA / "ottqa" / "dev_questions.json")
@@ -391,6 +400,7 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
                 r.index(q["table_id"]) + 1 if q["table_id"] in r else 0
                 for r, q in zip(ids, questions, strict=True)
             ]
+        sweep = candidates_sweep(index, args.candidates, questions, sample)
         n_tables = len(index)
     return {
         "backend": backend,
@@ -409,9 +419,44 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
         "latency_ms": latency,
         "hits": {m: hits_at(r) for m, r in ranks.items()},
         "ranks": ranks,
+        "candidates_sweep": sweep,
         "wall_s": round(time.perf_counter() - started, 1),
         "load_average_1min": [round(load_before[0], 1), round(os.getloadavg()[0], 1)],
     }
+
+
+def candidates_sweep(
+    index: Any, counts: list[int], questions: list[dict[str, Any]], sample: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Hybrid search with the default candidate count and each of ``counts``.
+
+    HITS@k per count over every question; latency per count over ``sample``, the
+    counts taking turns on each question (so load changes hit them alike).
+    """
+    if not counts:
+        return {}
+    from dataclasses import replace
+
+    settings = [index.weights.candidates, *(n for n in counts if n != index.weights.candidates)]
+    retrievers = {
+        n: index.retriever("hybrid", weights=replace(index.weights, candidates=n)) for n in settings
+    }
+    out: dict[str, Any] = {"default": index.weights.candidates}
+    for n, retriever in retrievers.items():
+        index.prime_queries([q["question"] for q in questions])
+        ranks = []
+        for q in questions:
+            ids = [h.id for h in retriever.search(q["question"], 10)]
+            ranks.append(ids.index(q["table_id"]) + 1 if q["table_id"] in ids else 0)
+        out[str(n)] = {"hits": hits_at(ranks)}
+    times: dict[int, list[tuple[float, float]]] = {n: [] for n in settings}
+    for q in sample:
+        for n, retriever in retrievers.items():
+            index.prime_queries([])  # each timed search encodes its query
+            times[n].append(timed(retriever.search, q["question"], 10))
+    for n, runs in times.items():
+        out[str(n)]["latency_ms"] = percentiles([w for w, _ in runs], [c for _, c in runs])
+    return out
 
 
 def _child(args: argparse.Namespace, backend: str, folder: str, queue: Any) -> None:
