@@ -73,7 +73,11 @@ class HybridWeights:
     dense: float = 0.7  # the tuned value behind the README figures (retrieval_ottqa.json)
     rows: float = 0.0
     colbert: float = 3.0
-    candidates: int = 50
+    candidates: int = 30
+    """Each generating channel's top-N forms the candidate union that every channel scores.
+    On OTT-QA half A (8,891 tables) 20, 30, 40 and 50 give the same HITS@1/5/10; 30 keeps
+    a margin for larger corpora at ~2/5 less MaxSim work than 50 (``bench/retrieval_ottqa.py
+    --candidates``, ``bench/scale_corpus.py --candidates``)."""
     extra: dict[str, float] = field(default_factory=dict)
 
     def channel_weights(self) -> dict[str, float]:
