@@ -39,6 +39,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -392,14 +393,7 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
         vectors = [dense.query_vector(q["question"]) for q in sample]  # type: ignore[attr-defined]
         runs = [timed(dense.search_by_vector, v, 10) for v in vectors]  # type: ignore[attr-defined]
         latency["dense_engine_only"] = percentiles([w for w, _ in runs], [c for _, c in runs])
-        ranks: dict[str, list[int]] = {}
-        for method in METHODS:
-            hits = index.search_many([q["question"] for q in questions], 10, method)  # type: ignore[arg-type]
-            ids = [[h.table_id for h in hs] for hs in hits]
-            ranks[method] = [
-                r.index(q["table_id"]) + 1 if q["table_id"] in r else 0
-                for r, q in zip(ids, questions, strict=True)
-            ]
+        ranks = {method: gold_ranks(index, questions, method) for method in METHODS}
         sweep = candidates_sweep(index, args.candidates, questions, sample)
         n_tables = len(index)
     return {
@@ -425,6 +419,18 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
     }
 
 
+def gold_ranks(
+    index: Any, questions: list[dict[str, Any]], method: str, weights: Any = None
+) -> list[int]:
+    """Each question's 1-based rank of its gold table in the top 10 (0: absent)."""
+    hits = index.search_many([q["question"] for q in questions], 10, method, weights=weights)
+    ids = [[h.table_id for h in hs] for hs in hits]
+    return [
+        r.index(q["table_id"]) + 1 if q["table_id"] in r else 0
+        for r, q in zip(ids, questions, strict=True)
+    ]
+
+
 def candidates_sweep(
     index: Any, counts: list[int], questions: list[dict[str, Any]], sample: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -435,20 +441,12 @@ def candidates_sweep(
     """
     if not counts:
         return {}
-    from dataclasses import replace
-
     settings = [index.weights.candidates, *(n for n in counts if n != index.weights.candidates)]
-    retrievers = {
-        n: index.retriever("hybrid", weights=replace(index.weights, candidates=n)) for n in settings
-    }
+    weights = {n: replace(index.weights, candidates=n) for n in settings}
+    retrievers = {n: index.retriever("hybrid", weights=w) for n, w in weights.items()}
     out: dict[str, Any] = {"default": index.weights.candidates}
-    for n, retriever in retrievers.items():
-        index.prime_queries([q["question"] for q in questions])
-        ranks = []
-        for q in questions:
-            ids = [h.id for h in retriever.search(q["question"], 10)]
-            ranks.append(ids.index(q["table_id"]) + 1 if q["table_id"] in ids else 0)
-        out[str(n)] = {"hits": hits_at(ranks)}
+    for n, w in weights.items():
+        out[str(n)] = {"hits": hits_at(gold_ranks(index, questions, "hybrid", w))}
     times: dict[int, list[tuple[float, float]]] = {n: [] for n in settings}
     for q in sample:
         for n, retriever in retrievers.items():
