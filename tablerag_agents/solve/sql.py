@@ -47,6 +47,7 @@ from tablerag_agents.solve.sql_repair import (
     add_missing_from,
     cast_text_numbers,
     fix_column_names,
+    group_bare_columns,
     quote_bare_columns,
     quote_literals,
 )
@@ -477,8 +478,9 @@ class SQLSolver:
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
         near-miss column names, arithmetic on number-like text columns, a missing
-        ``FROM``, column names with spaces left unquoted and unescaped apostrophes in
-        string literals.
+        ``FROM``, plain columns beside aggregates (read as SQLite reads them),
+        column names with spaces left unquoted and unescaped apostrophes in string
+        literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -502,6 +504,7 @@ class SQLSolver:
                 or fix_column_names(current, result.error, columns)
                 or cast_text_numbers(current, result.error, text_columns)
                 or add_missing_from(current, result.error, MAIN_SQL_TABLE)
+                or group_bare_columns(current, result.error)
                 or quote_bare_columns(current, result.error, columns)
             )
             if fixed is None and "syntax" in result.error.lower():

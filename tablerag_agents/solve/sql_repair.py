@@ -81,6 +81,7 @@ _TYPE_ERROR = re.compile(
 )
 _OP = r"(?:<=|>=|<>|!=|=|<|>|[-+*/])"
 _NUMBER = r"[-+]?\d"
+_GROUPS = ("r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8")
 
 
 def numeric_text(ident: str) -> str:
@@ -94,8 +95,9 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
     Table columns that mix numbers with a few words (``"1,200"``, ``"N/A"``,
     ``"1989–1990"``) stay text, and DuckDB refuses ``SUM("Votes")`` or
     ``"Year" < 1990`` on text. On such a type error, every reference to one of
-    ``text_columns`` that is summed or averaged, used in arithmetic, or compared
-    with a number is replaced by the first number in its cells (NULL if none).
+    ``text_columns`` that is summed or averaged, used in arithmetic, compared
+    with a number or mixed with one in a ``CASE`` (``THEN "Votes" ELSE 0``) is
+    replaced by the first number in its cells (NULL if none).
     Returns the fixed SQL or None.
     """
     if "VARCHAR" not in error or not _TYPE_ERROR.search(error):
@@ -112,12 +114,14 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
         rf"|[-+*/]\s*(?:MIN|MAX)\(\s*(?P<r3>{ref})(?=\s*\))"
         rf"|(?P<r4>{ref})(?=\s*(?:{_OP}\s*{_NUMBER}|[-+*/]|BETWEEN\s+{_NUMBER}))"
         rf"|(?<=[-+*/])\s*(?P<r5>{ref})"
-        rf"|\d\s*{_OP}\s*(?P<r6>{ref})",
+        rf"|\d\s*{_OP}\s*(?P<r6>{ref})"
+        rf"|\bTHEN\s+(?P<r7>{ref})(?=\s+ELSE\s+{_NUMBER})"
+        rf"|\bTHEN\s+{_NUMBER}[\d.]*\s+ELSE\s+(?P<r8>{ref})",
         re.I,
     )
 
     def cast(m: re.Match[str]) -> str:
-        group = next(g for g in ("r1", "r2", "r3", "r4", "r5", "r6") if m.group(g) is not None)
+        group = next(g for g in _GROUPS if m.group(g) is not None)
         ident = m.group(group)
         if not ident.startswith('"'):
             ident = quote_ident(next(c for c in names if c.lower() == ident.lower()))
@@ -173,23 +177,195 @@ _CASE_ONLY = re.compile(
 _AGGREGATE = re.compile(r"\b(?:COUNT|SUM|AVG|MIN|MAX|MEDIAN)\s*\(", re.I)
 
 
+def _scan(sql: str) -> tuple[str, list[int]]:
+    """``sql`` with the insides of '...' literals and "..." identifiers blanked
+    (same length), and the parenthesis depth of every character."""
+    blank = _SEGMENTS.sub(lambda m: m[0][0] + "_" * (len(m[0]) - 2) + m[0][-1], sql)
+    depths, depth = [], 0
+    for ch in blank:
+        if ch == ")":
+            depth = max(depth - 1, 0)
+        depths.append(depth)
+        if ch == "(":
+            depth += 1
+    return blank, depths
+
+
+def _top_level(blank: str, depths: list[int], pattern: str) -> list[re.Match[str]]:
+    """Matches of ``pattern`` (case-insensitive) outside any parentheses."""
+    return [m for m in re.finditer(pattern, blank, re.I) if depths[m.start()] == 0]
+
+
+def _closing(blank: str, depths: list[int], open_at: int) -> int:
+    """Index of the parenthesis closing the one at ``open_at`` (or the end)."""
+    end = open_at + 1
+    while end < len(blank) and not (blank[end] == ")" and depths[end] == depths[open_at]):
+        end += 1
+    return end
+
+
+def _without_subqueries(text: str) -> str:
+    """``text`` with every parenthesised ``(SELECT ...)`` removed."""
+    blank, depths = _scan(text)
+    keep = [True] * len(text)
+    for m in re.finditer(r"\(\s*(?:SELECT|WITH)\b", blank, re.I):
+        end = _closing(blank, depths, m.start())
+        keep[m.start() : end + 1] = [False] * (min(end + 1, len(text)) - m.start())
+    return "".join(ch for ch, k in zip(text, keep, strict=True) if k)
+
+
 def add_missing_from(sql: str, error: str, table: str) -> str | None:
     """Give a query written without ``FROM`` the table it reads.
 
     Small models copy the yes/no pattern ``SELECT CASE WHEN <condition> THEN
     'yes' ELSE 'no' END`` literally, with the columns in the condition and no
-    ``FROM``. When DuckDB says the FROM clause is missing and the query has
-    none, a row condition becomes ``EXISTS (SELECT 1 FROM table WHERE
-    <condition>)`` (is there a row where it holds?), and anything else (a
-    condition on aggregates, a bare ``SELECT MAX(...)``) gets ``FROM table``.
-    Returns the fixed SQL or None.
+    ``FROM`` (a subquery of the condition may have its own). When DuckDB says
+    the FROM clause is missing and the outer query has none, a row condition
+    becomes ``EXISTS (SELECT 1 FROM table WHERE <condition>)`` (is there a row
+    where it holds?), and anything else (a condition on aggregates, a bare
+    ``SELECT MAX(...)``) gets ``FROM table``. Returns the fixed SQL or None.
     """
-    if "FROM clause is missing" not in error or re.search(r"\bFROM\b", sql, re.I):
+    if "FROM clause is missing" not in error:
+        return None
+    blank, depths = _scan(sql)
+    if _top_level(blank, depths, r"\bFROM\b"):
         return None
     case = _CASE_ONLY.match(sql)
-    if case and not _AGGREGATE.search(case["cond"]):
+    if case and not _AGGREGATE.search(_without_subqueries(case["cond"])):
         return (
             f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE {case['cond']}) "
             f"THEN {case['yes']} ELSE {case['no']} END"
         )
     return sql.strip().rstrip(";").rstrip() + f" FROM {table}"
+
+
+_NOT_GROUPED = re.compile(r'column "((?:[^"]|"")*)" must appear in the GROUP BY clause', re.I)
+_AGGREGATE_NAMES = frozenset(
+    {
+        "count", "sum", "avg", "min", "max", "median", "mode", "any_value", "first",
+        "last", "arg_max", "arg_min", "argmax", "argmin", "max_by", "min_by",
+        "string_agg", "group_concat", "list", "array_agg", "bool_and", "bool_or",
+        "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop",
+    }
+)  # fmt: skip
+_CLAUSE = r"\b(?:FROM|WHERE|GROUP\s+BY|HAVING|QUALIFY|WINDOW|ORDER\s+BY|LIMIT|OFFSET)\b"
+_AFTER_GROUPING = re.compile(r"HAVING|QUALIFY|WINDOW|ORDER|LIMIT|OFFSET", re.I)
+
+
+def _aggregate_calls(text: str) -> list[tuple[str, str]]:
+    """(function, argument) of every aggregate call in ``text`` outside subqueries."""
+    text = _without_subqueries(text)
+    blank, depths = _scan(text)
+    calls = []
+    for m in re.finditer(r"\b(\w+)\s*\(", blank):
+        if m.group(1).lower() in _AGGREGATE_NAMES:
+            end = _closing(blank, depths, m.end() - 1)
+            calls.append((m.group(1).lower(), text[m.end() : end].strip()))
+    return calls
+
+
+def _wrap_outside_aggregates(text: str, name: str, wrapper: str) -> str:
+    """``text`` with each reference to column ``name`` outside aggregate calls and
+    subqueries replaced by ``wrapper`` (a format string with one ``{}``)."""
+    blank, _ = _scan(text)
+    quoted = quote_ident(name).lower()
+    bare = (
+        re.compile(rf"{re.escape(name)}(?![\w(])", re.I)
+        if re.fullmatch(r"[A-Za-z_]\w*", name)
+        else None
+    )
+    out: list[str] = []
+    stack: list[str] = []  # the kind of each open parenthesis
+    last = i = 0
+    while i < len(text):
+        end = None
+        if "aggregate" not in stack and "subquery" not in stack:
+            if blank[i] == '"' and text[i : i + len(quoted)].lower() == quoted:
+                end = i + len(quoted)
+            elif bare is not None and not (i and re.match(r"[\w.\"']", blank[i - 1])):
+                hit = bare.match(blank, i)
+                end = hit.end() if hit else None
+        if end is not None:
+            out += [text[last:i], wrapper.format(text[i:end])]
+            last = i = end
+            continue
+        if blank[i] == "(":
+            before = re.search(r"(\w+)\s*$", blank[:i])
+            if re.match(r"\s*(?:SELECT|WITH)\b", blank[i + 1 :], re.I):
+                stack.append("subquery")
+            elif before and before.group(1).lower() in _AGGREGATE_NAMES:
+                stack.append("aggregate")
+            else:
+                stack.append("other")
+        elif blank[i] == ")" and stack:
+            stack.pop()
+        i += 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at its commas outside parentheses, literals and identifiers."""
+    blank, depths = _scan(text)
+    parts, last = [], 0
+    for i, ch in enumerate(blank):
+        if ch == "," and depths[i] == 0:
+            parts.append(text[last:i])
+            last = i + 1
+    parts.append(text[last:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def group_bare_columns(sql: str, error: str) -> str | None:
+    """Read a column left out of an aggregate the way the model meant it.
+
+    Small models learn SQL mostly from SQLite, which lets a query mix aggregates
+    with plain columns; DuckDB refuses those. On DuckDB's "must appear in the
+    GROUP BY clause" error, for an outer ``SELECT`` without ``GROUP BY`` (and no
+    window function):
+
+    - aggregates only after the select list (``SELECT "Label" FROM t ORDER BY
+      COUNT(*) DESC LIMIT 1``: the most frequent label): the query is grouped by
+      its selected expressions;
+    - otherwise the column is read as SQLite reads it: from the row holding the
+      query's one ``MAX(x)`` or ``MIN(x)`` (``arg_max(col, x)``), else from any
+      row (``ANY_VALUE(col)``, as after ``COUNT(*) = 1``). Its uses in ``FROM``
+      and ``WHERE`` (read before aggregating) are left alone.
+
+    Returns the fixed SQL or None.
+    """
+    m = _NOT_GROUPED.search(error)
+    if not m or re.search(r"\bOVER\b", sql, re.I):
+        return None
+    name = m.group(1).replace('""', '"')
+    sql = sql.strip().rstrip(";").rstrip()
+    blank, depths = _scan(sql)
+    start = re.match(r"\s*SELECT\s+(?:DISTINCT\s+)?", blank, re.I)
+    grouped = r"\bGROUP\s+BY\b|\bUNION\b|\bINTERSECT\b|\bEXCEPT\b"
+    if not start or _top_level(blank, depths, grouped):
+        return None
+    clauses = _top_level(blank, depths, _CLAUSE)
+    select_end = clauses[0].start() if clauses else len(sql)
+    select_list = sql[start.end() : select_end]
+    tail = next((c.start() for c in clauses if _AFTER_GROUPING.match(c.group(0))), len(sql))
+    if _aggregate_calls(select_list):
+        extremes = {(f, arg) for f, arg in _aggregate_calls(sql) if f in ("max", "min")}
+        if len(extremes) == 1:
+            func, arg = extremes.pop()
+            wrapper = f"arg_{func}({{}}, {arg})"
+        else:
+            wrapper = "ANY_VALUE({})"
+        fixed = (
+            sql[: start.end()]
+            + _wrap_outside_aggregates(select_list, name, wrapper)
+            + sql[select_end:tail]
+            + _wrap_outside_aggregates(sql[tail:], name, wrapper)
+        )
+    else:
+        items = _split_top_level(select_list)
+        if not items or "*" in items:
+            return None
+        alias = r"\s+AS\s+(?:\"(?:[^\"]|\"\")*\"|\w+)$"
+        keys = [re.sub(alias, "", item, flags=re.I) for item in items]
+        fixed = f"{sql[:tail].rstrip()} GROUP BY {', '.join(keys)} {sql[tail:]}".strip()
+    return fixed if fixed != sql else None
