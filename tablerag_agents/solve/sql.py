@@ -45,7 +45,9 @@ from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import (
     add_missing_from,
+    cast_dirty_numbers,
     cast_text_numbers,
+    empty_identifiers_as_text,
     fix_column_names,
     group_bare_columns,
     quote_bare_columns,
@@ -479,8 +481,8 @@ class SQLSolver:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
         near-miss column names, arithmetic on number-like text columns, a missing
         ``FROM``, plain columns beside aggregates (read as SQLite reads them),
-        column names with spaces left unquoted and unescaped apostrophes in string
-        literals.
+        casts of number-like text columns, ``""`` for an empty string, column names
+        with spaces left unquoted and unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -505,6 +507,8 @@ class SQLSolver:
                 or cast_text_numbers(current, result.error, text_columns)
                 or add_missing_from(current, result.error, MAIN_SQL_TABLE)
                 or group_bare_columns(current, result.error)
+                or cast_dirty_numbers(current, result.error, text_columns)
+                or empty_identifiers_as_text(current, result.error)
                 or quote_bare_columns(current, result.error, columns)
             )
             if fixed is None and "syntax" in result.error.lower():

@@ -7,6 +7,7 @@ reruns a fixed query without spending a model call.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tablerag_agents.tables.sql_safety import quote_ident, quote_literal
 
@@ -89,6 +90,24 @@ def numeric_text(ident: str) -> str:
     return f"TRY_CAST(regexp_extract(replace({ident}, ',', ''), '[-+]?[0-9]*[.]?[0-9]+') AS DOUBLE)"
 
 
+def _column_refs(columns: set[str]) -> tuple[str, Callable[[str], str]] | None:
+    """A regex matching a reference to one of ``columns`` (quoted, or bare when it
+    is a plain identifier; longest names first), and a function giving a matched
+    reference's quoted real name. None without columns."""
+    names = sorted(columns, key=len, reverse=True)
+    refs = [re.escape(quote_ident(c)) for c in names]
+    refs += [rf"\b{re.escape(c)}\b" for c in names if re.fullmatch(r"[A-Za-z_]\w*", c)]
+    if not refs:
+        return None
+
+    def quoted(ref: str) -> str:
+        if ref.startswith('"'):
+            return ref
+        return quote_ident(next(c for c in names if c.lower() == ref.lower()))
+
+    return "(?:" + "|".join(refs) + ")", quoted
+
+
 def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | None:
     """Read text columns as numbers where the query does arithmetic on them.
 
@@ -102,12 +121,10 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
     """
     if "VARCHAR" not in error or not _TYPE_ERROR.search(error):
         return None
-    names = sorted(text_columns, key=len, reverse=True)
-    refs = [re.escape(quote_ident(c)) for c in names]
-    refs += [rf"\b{re.escape(c)}\b" for c in names if re.fullmatch(r"[A-Za-z_]\w*", c)]
-    if not refs:
+    found = _column_refs(text_columns)
+    if found is None:
         return None
-    ref = "(?:" + "|".join(refs) + ")"
+    ref, quoted = found
     numeric_use = re.compile(
         rf"(?<=\b(?:SUM|AVG)\()\s*(?P<r1>{ref})(?=\s*\))"
         rf"|\b(?:MIN|MAX)\(\s*(?P<r2>{ref})(?=\s*\)\s*[-+*/])"
@@ -122,9 +139,7 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
 
     def cast(m: re.Match[str]) -> str:
         group = next(g for g in _GROUPS if m.group(g) is not None)
-        ident = m.group(group)
-        if not ident.startswith('"'):
-            ident = quote_ident(next(c for c in names if c.lower() == ident.lower()))
+        ident = quoted(m.group(group))
         start, end = m.start(group) - m.start(), m.end(group) - m.start()
         text = m.group(0)
         return text[:start] + numeric_text(ident) + text[end:]
@@ -132,6 +147,52 @@ def cast_text_numbers(sql: str, error: str, text_columns: set[str]) -> str | Non
     # Leave '...' string literals alone.
     parts = re.split(r"('(?:[^']|'')*')", sql)
     fixed = "".join(part if i % 2 else numeric_use.sub(cast, part) for i, part in enumerate(parts))
+    return fixed if fixed != sql else None
+
+
+_NUMERIC_TYPE = (
+    r"(?:INT|INTEGER|BIGINT|SMALLINT|HUGEINT|FLOAT|DOUBLE|REAL|DECIMAL|NUMERIC)"
+    r"(?:\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?"
+)
+
+
+def cast_dirty_numbers(sql: str, error: str, text_columns: set[str]) -> str | None:
+    """Read ``CAST("Points" AS INT)`` of a number-like text column through its numbers.
+
+    ``CAST`` fails on the first cell that is not a plain number (``"12 (3)"``,
+    ``"1,200"``, ``"—"``). On DuckDB's conversion error, each such cast of one
+    of ``text_columns`` to a numeric type becomes a ``TRY_CAST`` of the first
+    number written in the cell (NULL if none). Returns the fixed SQL or None.
+    """
+    if "Could not convert string" not in error:
+        return None
+    found = _column_refs(text_columns)
+    if found is None:
+        return None
+    ref, quoted = found
+    cast = re.compile(
+        rf"\b(?:TRY_)?CAST\(\s*(?P<ref>{ref})\s+AS\s+(?P<type>{_NUMERIC_TYPE})\s*\)", re.I
+    )
+
+    def fix(m: re.Match[str]) -> str:
+        return f"TRY_CAST({numeric_text(quoted(m['ref']))} AS {m['type'].strip()})"
+
+    parts = re.split(r"('(?:[^']|'')*')", sql)  # leave string literals alone
+    fixed = "".join(part if i % 2 else cast.sub(fix, part) for i, part in enumerate(parts))
+    return fixed if fixed != sql else None
+
+
+def empty_identifiers_as_text(sql: str, error: str) -> str | None:
+    """Read ``"Co-driver" != ""`` as a comparison with the empty string.
+
+    An empty double-quoted name is never a column; on DuckDB's "zero-length
+    delimited identifier" error each ``""`` outside string literals and quoted
+    names becomes ``''``. Returns the fixed SQL or None.
+    """
+    if "zero-length delimited identifier" not in error:
+        return None
+    parts = _SEGMENTS.split(sql)
+    fixed = "".join("''" if part == '""' else part for part in parts)
     return fixed if fixed != sql else None
 
 

@@ -1,6 +1,7 @@
-"""Repairs of SQLite-style aggregate queries, a FROM missing beside a subquery, and
-text columns mixed with numbers in a CASE: each query is one a small model wrote on
-WTQ or TabFact dev (`bench/sql_repair_replay.py`), run on DuckDB before and after."""
+"""Repairs of SQLite-style aggregate queries, a FROM missing beside a subquery, text
+columns mixed with numbers in a CASE or cast to numbers, and ``""`` for an empty
+string: each query is one a small model wrote on WTQ or TabFact dev
+(`bench/sql_repair_replay.py`), run on DuckDB before and after."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from fakes import ScriptedChatModel
 from tablerag_agents.solve.sql import SQLSolver
 from tablerag_agents.solve.sql_repair import (
     add_missing_from,
+    cast_dirty_numbers,
     cast_text_numbers,
+    empty_identifiers_as_text,
     group_bare_columns,
 )
 
@@ -162,3 +165,41 @@ def test_solver_answers_a_sqlite_style_query_without_a_retry() -> None:
     assert result.answer_items[0] == "brann" and result.iterations == 1
     assert model.remaining == 0 and result.trace[0].ok
     assert "arg_max" in result.trace[0].code
+
+
+SCORERS = pd.DataFrame(
+    {
+        "Top scorer (Total points)": ["A (85)", "B (79)", "C", "D (101)"],
+        "Points": ["85", "79 (2)", "—", "1,010"],
+        "Driver": ["a", "b", "", "d"],
+        "Co-driver": ["x", "", "y", ""],
+    }
+)
+
+
+def test_cast_dirty_numbers_reads_the_first_number() -> None:
+    con = duckdb.connect()
+    con.register("t", SCORERS)
+    text = {str(c) for c in SCORERS.columns}
+    written = 'SELECT COUNT(*) FROM t WHERE CAST("Points" AS INT) > 80'
+    fixed = cast_dirty_numbers(written, _error(con, written), text)
+    assert fixed is not None and fixed.startswith("SELECT COUNT(*) FROM t WHERE TRY_CAST(")
+    assert con.execute(fixed).fetchall() == [(2,)]  # 85 and 1,010; "—" is NULL
+    bare = "SELECT SUM(CAST(Points AS DECIMAL(10, 2))) FROM t WHERE Driver <> 'CAST(Points AS INT)'"
+    fixed = cast_dirty_numbers(bare, _error(con, bare), text)
+    assert fixed is not None and fixed.endswith("WHERE Driver <> 'CAST(Points AS INT)'")
+    assert float(con.execute(fixed).fetchall()[0][0]) == 85 + 79 + 1010
+    # Another error, or a cast of something else: nothing to fix.
+    assert cast_dirty_numbers(written, "Binder Error: x", text) is None
+    other = "SELECT CAST('1 (2)' AS INT)"
+    assert cast_dirty_numbers(other, _error(con, other), text) is None
+
+
+def test_empty_identifiers_as_text() -> None:
+    con = duckdb.connect()
+    con.register("t", SCORERS)
+    written = 'SELECT COUNT(*) FROM t WHERE "Co-driver" != "" AND "Driver" != \'""\''
+    fixed = empty_identifiers_as_text(written, _error(con, written))
+    assert fixed == 'SELECT COUNT(*) FROM t WHERE "Co-driver" != \'\' AND "Driver" != \'""\''
+    assert con.execute(fixed).fetchall() == [(2,)]
+    assert empty_identifiers_as_text('SELECT "" FROM t', "Binder Error: x") is None
