@@ -20,7 +20,7 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.errors import IndexNotFoundError
-from tablerag_agents.models.embeddings import encode_threads
+from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings, encode_threads
 from tablerag_agents.retrieval.base import Doc, Hit, Reranker, Retriever
 from tablerag_agents.retrieval.token_matrix import (
     OFFSETS_FILE,
@@ -204,12 +204,12 @@ class SharedQueryEncoder(Embeddings):
         if text not in self._memo:
             if len(self._memo) > 4096:  # bound the memo; single queries replace it
                 self._memo = {}
-            model = self.model
-            with encode_threads(self.inner, 1):
-                out = model.encode([text], output_value=None, show_progress_bar=False)[0]
-            vector = _unit(out["sentence_embedding"].detach().cpu().numpy())
-            tokens = _unit(out["token_embeddings"].detach().cpu().numpy())
-            self._memo[text] = (vector, tokens)
+            if isinstance(self.inner, SentenceTransformerEmbeddings):
+                self._memo[text] = self.inner.query_outputs(text)  # ONNX when available
+            else:
+                with encode_threads(self.inner, 1):
+                    out = self.model.encode([text], output_value=None, show_progress_bar=False)
+                self._memo[text] = _vector_and_tokens(out[0])
         return self._memo[text]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -15,6 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.errors import IndexNotFoundError, MalformedIndexError
+from tablerag_agents.models.embeddings import unit_rows
 from tablerag_agents.retrieval.faiss_file import read_flat_index
 from tablerag_agents.retrieval.vector_index import VectorIndex
 
@@ -64,16 +65,6 @@ def aligned_inputs(
     if not len(texts) == len(metas) == len(given) == len(vectors):
         raise ValueError("texts, vectors, metadatas and ids must have the same length")
     return metas, given
-
-
-def unit_rows(vectors: Sequence[float] | Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
-    """Return float32 rows scaled to unit length (zero rows stay zero)."""
-    arr = np.asarray(vectors, dtype=np.float32)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(arr / norms)
 
 
 class FaissVectorStore(VectorIndex):
