@@ -1,4 +1,5 @@
-"""Latency of encoding one query with the embedded MiniLM: query_threads=1 against torch's default.
+"""Latency of encoding one query with the embedded MiniLM on torch: query_threads=1 against
+torch's default (ONNX Runtime, the default for one query: ``bench/query_encoder.py``).
 
 Encodes --n OTT-QA dev questions one by one, through ``embed_query`` and
 through the shared dense + MaxSim query pass the corpus search uses, with
@@ -50,7 +51,9 @@ def measure(questions: list[str], threads: int | None) -> dict[str, Any]:
     from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings, local_minilm_path
     from tablerag_agents.retrieval.colbert import SharedQueryEncoder
 
-    embeddings = SentenceTransformerEmbeddings(local_minilm_path(), query_threads=threads)
+    embeddings = SentenceTransformerEmbeddings(
+        local_minilm_path(), query_threads=threads, query_backend="torch"
+    )
     embeddings.embed_query("warm up")
     shared = SharedQueryEncoder(embeddings)
     plain, passes = [], []
