@@ -104,6 +104,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also compare hybrid search with these per-channel candidate counts: HITS@k, "
         "and latency timed interleaved with the default's on the same questions",
     )
+    ap.add_argument(
+        "--compare-query-backends",
+        action="store_true",
+        help="also time hybrid search with the query encoded on torch and on ONNX Runtime, "
+        "taking turns on each timed question",
+    )
     ap.add_argument("--workdir", type=Path, default=None, help="where indexes go (default: temp)")
     ap.add_argument("--tables", type=Path, default=DATA / "ottqa" / "tables.json")
     ap.add_argument("--questions", type=Path, default=DATA / "ottqa" / "dev_questions.json")
@@ -395,6 +401,7 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
         latency["dense_engine_only"] = percentiles([w for w, _ in runs], [c for _, c in runs])
         ranks = {method: gold_ranks(index, questions, method) for method in METHODS}
         sweep = candidates_sweep(index, args.candidates, questions, sample)
+        backends = query_backends(index, sample) if args.compare_query_backends else {}
         n_tables = len(index)
     return {
         "backend": backend,
@@ -414,6 +421,7 @@ def run_backend(args: argparse.Namespace, backend: str, folder: str) -> dict[str
         "hits": {m: hits_at(r) for m, r in ranks.items()},
         "ranks": ranks,
         "candidates_sweep": sweep,
+        "query_backends": backends,
         "wall_s": round(time.perf_counter() - started, 1),
         "load_average_1min": [round(load_before[0], 1), round(os.getloadavg()[0], 1)],
     }
@@ -454,6 +462,30 @@ def candidates_sweep(
             times[n].append(timed(retriever.search, q["question"], 10))
     for n, runs in times.items():
         out[str(n)]["latency_ms"] = percentiles([w for w, _ in runs], [c for _, c in runs])
+    return out
+
+
+def query_backends(index: Any, sample: list[dict[str, Any]]) -> dict[str, Any]:
+    """Hybrid search latency with the query encoded on ONNX Runtime and on torch, the two
+    taking turns on each question of ``sample`` (so load changes hit them alike)."""
+    inner = getattr(index.channels["dense"].embeddings, "inner", None)
+    if inner is None or not hasattr(inner, "query_backend"):
+        return {"error": "the index's embeddings have no query backend to switch"}
+    retriever = index.retriever("hybrid")
+    saved = inner.query_backend
+    times: dict[str, list[tuple[float, float]]] = {"onnx": [], "torch": []}
+    try:
+        for i, q in enumerate(sample):
+            for backend in ("onnx", "torch") if i % 2 else ("torch", "onnx"):
+                inner.query_backend = backend
+                index.prime_queries([])  # each timed search encodes its query
+                times[backend].append(timed(retriever.search, q["question"], 10))
+    finally:
+        inner.query_backend = saved
+    out: dict[str, Any] = {
+        b: percentiles([w for w, _ in runs], [c for _, c in runs]) for b, runs in times.items()
+    }
+    out["onnx_in_use"] = inner._onnx_encoder() is not None
     return out
 
 
