@@ -101,7 +101,7 @@ class SentenceTransformerEmbeddings(Embeddings):
 
     With ``query_backend="onnx"`` (the default) one query at a time runs on ONNX
     Runtime when it is installed (:mod:`~tablerag_agents.models.onnx_query`:
-    exported once into ``onnx_dir``, checked against torch, ~2.7x faster for a
+    exported once into ``onnx_dir``, checked against torch, ~2x faster for a
     short query); otherwise, and for batches, torch.
     """
 

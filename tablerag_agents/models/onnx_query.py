@@ -1,8 +1,8 @@
 """One query at a time through the embedding model on ONNX Runtime.
 
 A corpus search encodes its query once, and with torch on one thread that pass
-costs ~20 ms for a short question on a busy 2-core machine: most of a hybrid
-search. ONNX Runtime runs the same network about 2.7x faster for one short text
+costs ~20-27 ms for a question on a 2-core machine: most of a hybrid
+search. ONNX Runtime runs the same network about 2x faster for one question
 (``bench/query_encoder.py``). The model is exported once into the cache
 (``torch.onnx`` needs the ``onnx`` package), keyed by a hash of its weights, and
 checked against torch on a probe text each time it is loaded; when
