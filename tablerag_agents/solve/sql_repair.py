@@ -325,9 +325,9 @@ def _aggregate_calls(text: str) -> list[tuple[str, str]]:
     return calls
 
 
-def _wrap_outside_aggregates(text: str, name: str, wrapper: str) -> str:
+def _wrap_outside_aggregates(text: str, name: str, wrapper: tuple[str, str]) -> str:
     """``text`` with each reference to column ``name`` outside aggregate calls and
-    subqueries replaced by ``wrapper`` (a format string with one ``{}``)."""
+    subqueries put between ``wrapper``'s two parts."""
     blank, _ = _scan(text)
     quoted = quote_ident(name).lower()
     bare = (
@@ -347,7 +347,7 @@ def _wrap_outside_aggregates(text: str, name: str, wrapper: str) -> str:
                 hit = bare.match(blank, i)
                 end = hit.end() if hit else None
         if end is not None:
-            out += [text[last:i], wrapper.format(text[i:end])]
+            out += [text[last:i], wrapper[0], text[i:end], wrapper[1]]
             last = i = end
             continue
         if blank[i] == "(":
@@ -413,9 +413,9 @@ def group_bare_columns(sql: str, error: str) -> str | None:
         extremes = {(f, arg) for f, arg in _aggregate_calls(sql) if f in ("max", "min")}
         if len(extremes) == 1:
             func, arg = extremes.pop()
-            wrapper = f"arg_{func}({{}}, {arg})"
+            wrapper = (f"arg_{func}(", f", {arg})")
         else:
-            wrapper = "ANY_VALUE({})"
+            wrapper = ("ANY_VALUE(", ")")
         fixed = (
             sql[: start.end()]
             + _wrap_outside_aggregates(select_list, name, wrapper)

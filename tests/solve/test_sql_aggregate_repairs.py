@@ -58,6 +58,13 @@ def con() -> duckdb.DuckDBPyConnection:
             "WHERE surface = 'grass'",
             [("vålerenga", 5200)],
         ),
+        # Braces in the aggregate's argument (a struct literal) are copied as they are.
+        (
+            "SELECT opponent, MAX(attendance + {'k': 1}['k']) FROM t",
+            "SELECT arg_max(opponent, attendance + {'k': 1}['k']), "
+            "MAX(attendance + {'k': 1}['k']) FROM t",
+            [("brann", 8101)],
+        ),
         # A count with a condition on the one row: any row's value (there is one).
         (
             'SELECT CASE WHEN COUNT("opponent") = 1 AND "opponent" = \'vålerenga\' '
