@@ -20,7 +20,12 @@ import pandas as pd
 from langchain_core.embeddings import Embeddings
 
 from tablerag_agents.errors import IndexNotFoundError
-from tablerag_agents.models.embeddings import SentenceTransformerEmbeddings, encode_threads
+from tablerag_agents.models.embeddings import (
+    SentenceTransformerEmbeddings,
+    encode_threads,
+    unit_outputs,
+    unit_rows,
+)
 from tablerag_agents.retrieval.base import Doc, Hit, Reranker, Retriever
 from tablerag_agents.retrieval.token_matrix import (
     OFFSETS_FILE,
@@ -87,12 +92,6 @@ def as_float32(arr: np.ndarray) -> np.ndarray:
     return torch.from_numpy(np.ascontiguousarray(arr)).float().numpy()  # type: ignore[no-any-return]
 
 
-def _unit(arr: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(arr, axis=-1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (arr / norms).astype(np.float32)
-
-
 def sentence_transformer_token_encoder(model: Any, *, batch_size: int = 64) -> TokenEncoder:
     """Build a token encoder from a ``SentenceTransformer`` (or embeddings with ``.model``).
 
@@ -112,20 +111,9 @@ def sentence_transformer_token_encoder(model: Any, *, batch_size: int = 64) -> T
                 batch_size=batch_size,
                 show_progress_bar=False,
             )
-        return [_unit(t.detach().cpu().numpy()) for t in outs]
+        return [unit_rows(t.detach().cpu().numpy()) for t in outs]
 
     return encode
-
-
-def _vector_and_tokens(out: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """The unit sentence vector and unit token vectors (padding dropped) of one encoder output.
-
-    The mask is applied in NumPy: a boolean index on a small torch tensor costs
-    milliseconds on a busy CPU, as much as encoding the text.
-    """
-    mask = out["attention_mask"].detach().cpu().numpy().astype(bool)
-    tokens = out["token_embeddings"].detach().cpu().numpy()[mask]
-    return _unit(out["sentence_embedding"].detach().cpu().numpy()), _unit(tokens)
 
 
 class SharedQueryEncoder(Embeddings):
@@ -175,7 +163,7 @@ class SharedQueryEncoder(Embeddings):
             with encode_threads(self.inner, len(chunk)):
                 outs = self.model.encode(chunk, output_value=None, show_progress_bar=False)
             for text, out in zip(chunk, outs, strict=True):
-                self._memo[text] = _vector_and_tokens(out)
+                self._memo[text] = unit_outputs(out)
 
     def encode_documents(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Return each text's unit vector and unit token vectors (padding dropped), one pass."""
@@ -185,7 +173,7 @@ class SharedQueryEncoder(Embeddings):
             outs = self.model.encode(
                 list(texts), output_value=None, batch_size=self.batch_size, show_progress_bar=False
             )
-        return [_vector_and_tokens(out) for out in outs]
+        return [unit_outputs(out) for out in outs]
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens the encoder sees per text (special tokens included, after truncation)."""
@@ -209,7 +197,7 @@ class SharedQueryEncoder(Embeddings):
             else:
                 with encode_threads(self.inner, 1):
                     out = self.model.encode([text], output_value=None, show_progress_bar=False)
-                self._memo[text] = _vector_and_tokens(out[0])
+                self._memo[text] = unit_outputs(out[0])
         return self._memo[text]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

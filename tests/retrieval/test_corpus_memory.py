@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
+from tablerag_agents.models.embeddings import unit_outputs
 from tablerag_agents.retrieval import corpus as corpus_module
 from tablerag_agents.retrieval import corpus_build
-from tablerag_agents.retrieval.colbert import _vector_and_tokens
 from tablerag_agents.retrieval.corpus import CorpusIndex
 from tablerag_agents.retrieval.corpus_fields import LinkedPassages
 from tablerag_agents.tables.model import Table
@@ -116,7 +116,7 @@ def test_token_vectors_are_the_unpadded_rows() -> None:
         "attention_mask": mask,
         "sentence_embedding": torch.randn(16, generator=gen),
     }
-    vector, tokens = _vector_and_tokens(out)
+    vector, tokens = unit_outputs(out)
     expected = token_embeddings[mask.bool()].numpy()
     expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
     assert tokens.shape == (4, 16) and np.allclose(tokens, expected, atol=1e-7)
