@@ -8,6 +8,7 @@ each finishes; a rerun resumes where a killed one stopped) and ``NAME.json``
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 import subprocess
@@ -70,11 +71,58 @@ def model_description(settings: Settings) -> dict[str, Any]:
     return {key: data[key] for key in _MODEL_KEYS if key in data}
 
 
+COMPANIONS = ("graphs", "prompts", "tools")
+"""Subpackages that live in the repository's top level (mapped into ``tablerag_agents``)."""
+
+
+def companion_folders() -> dict[str, Path]:
+    """Where ``tablerag_agents.<name>`` of each of :data:`COMPANIONS` is loaded from."""
+    folders: dict[str, Path] = {}
+    for name in COMPANIONS:
+        spec = importlib.util.find_spec(f"tablerag_agents.{name}")
+        if spec is not None and spec.submodule_search_locations:
+            folders[name] = Path(next(iter(spec.submodule_search_locations))).resolve()
+    return folders
+
+
+def _toplevel(folder: Path) -> Path | None:
+    """The root of the git checkout that holds ``folder`` (None: not in one)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(done.stdout.strip()).resolve() if done.returncode == 0 else None
+
+
+def other_checkouts(package: Path, companions: dict[str, Path]) -> list[str]:
+    """The companions loaded from another checkout than ``package``'s.
+
+    An editable install maps ``tablerag_agents.graphs``/``prompts``/``tools``
+    to the checkout it was installed from, so running a second checkout (a
+    worktree frozen at another commit) with the same environment mixes two
+    commits' code under one label.
+    """
+    root = _toplevel(package)
+    return sorted(
+        f"{name} ({folder})"
+        for name, folder in companions.items()
+        if root is not None and _toplevel(folder) != root
+    )
+
+
 def git_state(where: Path | None = None) -> dict[str, Any]:
     """Return ``{"commit", "dirty"}`` of the repository holding this package's code.
 
     ``commit`` is ``"unknown"`` (and ``dirty`` None) when the package is not a
     file tracked in a git checkout (an installed wheel, no git on the PATH).
+    For the package itself (no ``where``), code loaded from another checkout
+    (:func:`other_checkouts`) counts as a change to the commit: ``dirty`` is
+    True and ``elsewhere`` names it.
     """
     folder = where or Path(__file__).resolve().parent
 
@@ -93,6 +141,15 @@ def git_state(where: Path | None = None) -> dict[str, Any]:
         dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, RuntimeError, subprocess.TimeoutExpired):
         return {"commit": "unknown", "dirty": None}
+    if where is None and (elsewhere := other_checkouts(folder, companion_folders())):
+        logger.warning(
+            "tablerag_agents is loaded from %s but %s from another checkout: the records "
+            "are labelled %s+dirty. Install this checkout (pip install -e .) to run it alone",
+            folder.parent,
+            ", ".join(elsewhere),
+            commit,
+        )
+        return {"commit": commit, "dirty": True, "elsewhere": elsewhere}
     return {"commit": commit, "dirty": dirty}
 
 

@@ -22,10 +22,12 @@ from tablerag_agents.evaluation.records import (
 )
 from tablerag_agents.evaluation.report import load_runs, render_markdown
 from tablerag_agents.evaluation.runner import (
+    companion_folders,
     default_name,
     evaluate,
     git_state,
     model_description,
+    other_checkouts,
     parse_settings,
 )
 from tablerag_agents.evaluation.types import EvalExample, Prediction
@@ -216,6 +218,33 @@ def test_summary_records_provenance(tmp_path: Path) -> None:
 
 def test_git_state_outside_a_repository_is_unknown(tmp_path: Path) -> None:
     assert git_state(tmp_path) == {"commit": "unknown", "dirty": None}
+
+
+def _checkout(root: Path, *folders: str) -> Path:
+    for folder in folders:
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_companions_from_another_checkout_are_named(tmp_path: Path) -> None:
+    frozen = _checkout(tmp_path / "frozen", "tablerag_agents", "graphs", "prompts")
+    installed = _checkout(tmp_path / "installed", "graphs")
+    companions = {"graphs": installed / "graphs", "prompts": frozen / "prompts"}
+    assert other_checkouts(frozen / "tablerag_agents", companions) == [
+        f"graphs ({installed / 'graphs'})"
+    ]
+    same = {"graphs": frozen / "graphs", "prompts": frozen / "prompts"}
+    assert other_checkouts(frozen / "tablerag_agents", same) == []
+
+
+def test_this_checkout_loads_its_own_companions() -> None:
+    folders = companion_folders()
+    assert set(folders) == {"graphs", "prompts", "tools"}
+    package = Path(runner.__file__).resolve().parents[1]
+    assert other_checkouts(package, folders) == []
+    assert "elsewhere" not in git_state()
 
 
 def test_a_raising_method_is_recorded_as_an_error(tmp_path: Path) -> None:
