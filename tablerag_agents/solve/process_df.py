@@ -32,7 +32,7 @@ from tablerag_agents.solve.preview import (
     python_solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import misses_yes_no
+from tablerag_agents.solve.question_kind import for_question, misses_yes_no
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.tables.typed_table import TypedTable
 
@@ -175,7 +175,8 @@ class ProcessDfSolver:
             full_table_tokens=self.full_table_tokens,
             views=views,
         )
-        return [SystemMessage(load_prompt("process_df_system")), HumanMessage(user)]
+        system = for_question(load_prompt("process_df_system"), ctx.question)
+        return [SystemMessage(system), HumanMessage(user)]
 
     def _run(self, rec: RunRecorder, reply: LLMReply, tables: dict[str, pd.DataFrame]) -> Attempt:
         """Extract the function from ``reply``, run it, and record the step."""

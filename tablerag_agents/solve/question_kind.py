@@ -5,7 +5,8 @@ statement true? Answer yes or no." must be answered yes or no, yet small
 models writing SQL or pandas code tend to return the cell the question talks
 about ("Italy"). Solvers use :func:`asks_yes_no` to ask for a yes/no query and
 :func:`yes_no_answer` to tell whether what they got is one (:func:`misses_yes_no`
-when it is not).
+when it is not), and :func:`for_question` to keep the yes/no rules of a prompt
+for the questions that ask yes or no.
 """
 
 from __future__ import annotations
@@ -71,3 +72,26 @@ def yes_no_answer(items: Sequence[str], question: str = "") -> str | None:
 def misses_yes_no(question: str, items: Sequence[str]) -> bool:
     """True if ``question`` asks yes or no and ``items`` are something else (a name, a count)."""
     return asks_yes_no(question) and yes_no_answer(items) is None
+
+
+YES_NO_ONLY = "[yes/no] "
+"""Opens a prompt line meant only for yes/no questions (see :func:`for_question`)."""
+
+
+def for_question(prompt: str, question: str) -> str:
+    """``prompt`` fitted to ``question``: its :data:`YES_NO_ONLY` lines kept only for a yes/no one.
+
+    A rule such as "if the question asks yes or no, return 'yes' or 'no'" costs
+    a small model the choice questions it resembles ("are there more players
+    from sweden or canada?" answered "yes"), so it is shown only when
+    :func:`asks_yes_no` says the question needs it. Kept lines lose the mark.
+    """
+    keep = asks_yes_no(question)
+    lines = []
+    for line in prompt.splitlines(keepends=True):
+        if line.startswith(YES_NO_ONLY):
+            if keep:
+                lines.append(line[len(YES_NO_ONLY) :])
+        else:
+            lines.append(line)
+    return "".join(lines)

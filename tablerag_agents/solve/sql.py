@@ -40,7 +40,7 @@ from tablerag_agents.solve.preview import (
     solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import misses_yes_no
+from tablerag_agents.solve.question_kind import for_question, misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import (
@@ -247,7 +247,7 @@ class SQLSolver:
             full_table_tokens=self.full_table_tokens,
             views={names[tid]: view for tid, view in views.items()},
         )
-        system = load_prompt("sql_system")
+        system = for_question(load_prompt("sql_system"), ctx.question)
         example = example_block(tables[MAIN_SQL_TABLE]) if self.table_example else None
         if example is not None:
             system = system.split("\nExample\n", 1)[0].rstrip() + "\n\n" + example + "\n"

@@ -8,7 +8,7 @@ from fakes import ScriptedChatModel
 
 from tablerag_agents.solve import ReadTableSolver, SQLSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
-from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+from tablerag_agents.solve.question_kind import asks_yes_no, for_question, yes_no_answer
 
 STATEMENT = (
     "Is the following statement true according to the table? Answer yes or no.\n"
@@ -111,3 +111,24 @@ def test_process_df_value_for_a_yes_no_question_is_repaired(sandbox, seasons) ->
     assert result.ok and result.answer_items == ["yes"]
     assert "asks yes or no" in model.prompts[1][-1].content
     assert "asks yes or no" in model.prompts[0][0].content
+
+
+def test_for_question_keeps_yes_no_lines_only_for_yes_no_questions() -> None:
+    prompt = "Rules:\n- one\n[yes/no] - answer 'yes' or 'no'\n- two\n"
+    assert for_question(prompt, STATEMENT) == "Rules:\n- one\n- answer 'yes' or 'no'\n- two\n"
+    for question in ("are there more players from sweden or canada?", "how many goals?"):
+        assert for_question(prompt, question) == "Rules:\n- one\n- two\n"
+
+
+def test_a_choice_question_gets_no_yes_no_rule(sandbox, seasons) -> None:
+    """ "X or Y?" resembles yes/no; told how to say yes, the small model answers "yes"."""
+    choice = "were there more seasons in the usl first division or the a-league?"
+    sql_model = ScriptedChatModel(['```sql\nSELECT "League" FROM t LIMIT 1\n```'])
+    SQLSolver(sql_model).solve(choice, seasons)
+    pandas_model = ScriptedChatModel(
+        ["```python\ndef process_df(df):\n    return df['League'].iloc[0]\n```"]
+    )
+    ProcessDfSolver(pandas_model, sandbox).solve(choice, seasons)
+    for model in (sql_model, pandas_model):
+        system = model.prompts[0][0].content
+        assert "yes or no" not in system and "[yes/no]" not in system
