@@ -32,7 +32,12 @@ from tablerag_agents.solve.preview import (
     python_solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import for_question, misses_yes_no
+from tablerag_agents.solve.question_kind import (
+    asks_yes_no,
+    for_question,
+    misses_choice,
+    misses_yes_no,
+)
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.tables.typed_table import TypedTable
 
@@ -86,10 +91,12 @@ class Attempt:
 
 
 def not_yes_no(question: str, attempt: Attempt) -> bool:
-    """True if ``question`` asks yes or no and the attempt's value is something else."""
+    """True if ``question`` asks yes or no (or to pick one of its options) and the
+    attempt's value is something else."""
     if attempt.result is None:
         return False
-    return misses_yes_no(question, value_to_items(attempt.result.value) or [])
+    items = value_to_items(attempt.result.value) or []
+    return misses_yes_no(question, items) or misses_choice(question, items)
 
 
 class ProcessDfSolver:
@@ -280,9 +287,8 @@ class ProcessDfSolver:
         if first.result is None:
             prompt = load_prompt("process_df_repair").format(error="no ```python block")
         elif wrong_kind:
-            prompt = load_prompt("process_df_yes_no").format(
-                result=observation_text(first.result, 400)
-            )
+            kind = "process_df_yes_no" if asks_yes_no(rec.context.question) else "process_df_choice"
+            prompt = load_prompt(kind).format(result=observation_text(first.result, 400))
         elif suspicious:
             prompt = load_prompt("process_df_suspicious").format(
                 result=observation_text(first.result, 400), hint=grounding

@@ -69,6 +69,41 @@ def yes_no_answer(items: Sequence[str], question: str = "") -> str | None:
     return "false" if true_false else "no"
 
 
+def asks_choice(question: str) -> bool:
+    """True if ``question`` opens like a yes/no question but offers options to pick from.
+
+    "was the winner italy or france?", "is it more or less than 7?", "did he
+    air before or after X?": the answer is one of the options, never yes or no.
+    """
+    text = _last_question(question)
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return (
+        bool(words)
+        and words[0] in _AUXILIARIES
+        and bool(_CHOICE.search(text))
+        and not asks_yes_no(question)
+    )
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def misses_choice(question: str, items: Sequence[str]) -> bool:
+    """True if ``question`` asks to pick one of the options it names and ``items`` are not one.
+
+    An answer is taken as an option when it is one item whose words (a trailing
+    note in brackets aside: "South Korea (KOR)") all appear in the question; a
+    yes, a count of something else or two compared values are not.
+    """
+    if not asks_choice(question):
+        return False
+    if len(items) != 1:
+        return True
+    words = _words(re.sub(r"\([^)]*\)", " ", str(items[0])))
+    return not words or not set(words) <= set(_words(question))
+
+
 def misses_yes_no(question: str, items: Sequence[str]) -> bool:
     """True if ``question`` asks yes or no and ``items`` are something else (a name, a count)."""
     return asks_yes_no(question) and yes_no_answer(items) is None

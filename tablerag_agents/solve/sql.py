@@ -40,7 +40,7 @@ from tablerag_agents.solve.preview import (
     solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import for_question, misses_yes_no
+from tablerag_agents.solve.question_kind import for_question, misses_choice, misses_yes_no
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import (
@@ -268,7 +268,7 @@ class SQLSolver:
         tried: set[str] = set()
         nudged = False
         columns = [str(c) for frame in tables.values() for c in frame.columns]
-        asked_yes_no = False  # a yes/no question answered by a value: asked once for yes/no
+        asked_yes_no = False  # a yes/no (or choice) question answered by a value: asked once
         asked_several = False  # an answer of several items: asked once if one was meant
         for attempt in range(self.max_retries + 1):
             # Greedy decoding tends to repeat the failed query: sample the retries.
@@ -319,7 +319,7 @@ class SQLSolver:
                 last.ok
                 and bool(last.rows)
                 and not asked_yes_no
-                and misses_yes_no(ctx.question, items)
+                and (misses_yes_no(ctx.question, items) or misses_choice(ctx.question, items))
             )
             several = (
                 self.several_rows
@@ -340,7 +340,8 @@ class SQLSolver:
                 break
             if wrong_kind:
                 asked_yes_no = True
-                follow = load_prompt("sql_yes_no").format(result=obs)
+                kind = "sql_choice" if misses_choice(ctx.question, items) else "sql_yes_no"
+                follow = load_prompt(kind).format(result=obs)
             elif unasked:
                 nudged = True  # asked once; the model may keep the condition
                 follow = load_prompt("sql_unasked_filter").format(

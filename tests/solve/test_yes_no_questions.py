@@ -8,7 +8,12 @@ from fakes import ScriptedChatModel
 
 from tablerag_agents.solve import ReadTableSolver, SQLSolver
 from tablerag_agents.solve.process_df import ProcessDfSolver
-from tablerag_agents.solve.question_kind import asks_yes_no, for_question, yes_no_answer
+from tablerag_agents.solve.question_kind import (
+    asks_yes_no,
+    for_question,
+    misses_choice,
+    yes_no_answer,
+)
 
 STATEMENT = (
     "Is the following statement true according to the table? Answer yes or no.\n"
@@ -132,3 +137,50 @@ def test_a_choice_question_gets_no_yes_no_rule(sandbox, seasons) -> None:
     for model in (sql_model, pandas_model):
         system = model.prompts[0][0].content
         assert "yes or no" not in system and "[yes/no]" not in system
+
+
+@pytest.mark.parametrize(
+    ("question", "items", "missed"),
+    [
+        ("are more managers from costa rica or brazil?", ["no"], True),
+        ("are more managers from costa rica or brazil?", ["Costa Rica"], False),
+        ("did vietnam or south korea have more silver medals?", ["South Korea (KOR)"], False),
+        ("was attendance higher during week 5 or week 9?", ["21458"], True),
+        ("was attendance higher during week 5 or week 9?", ["5"], False),
+        ("is the usa on the chart more or less than 7 times?", ["More"], False),
+        ("did barcelona have more or less penalties than madrid?", ["15", "46"], True),
+        ("did jim osborne win any titles on a grass court?", ["no"], False),  # yes/no
+        ("which team won, italy or france?", ["7"], False),  # asks for a value
+    ],
+)
+def test_misses_choice(question: str, items: list[str], missed: bool) -> None:
+    assert misses_choice(question, items) is missed
+
+
+def test_sql_yes_to_a_choice_question_is_asked_for_an_option(seasons: pd.DataFrame) -> None:
+    question = "was the attendance higher in 2002 or 2003?"
+    model = ScriptedChatModel(
+        [
+            "```sql\nSELECT CASE WHEN COUNT(*) > 0 THEN 'yes' ELSE 'no' END FROM t\n```",
+            '```sql\nSELECT CASE WHEN (SELECT "Avg. Attendance" FROM t WHERE "Year" = \'2002\')'
+            " > (SELECT \"Avg. Attendance\" FROM t WHERE \"Year\" = '2003') THEN '2002' "
+            "ELSE '2003' END\n```",
+        ]
+    )
+    result = SQLSolver(model).solve(question, seasons)
+    assert result.ok and result.answer_items == ["2002"]
+    assert "which of the options" in model.prompts[1][-1].content
+
+
+def test_process_df_yes_to_a_choice_question_is_asked_for_an_option(sandbox, seasons) -> None:
+    question = "was the league in 2005 the usl first division or the usl a-league?"
+    model = ScriptedChatModel(
+        [
+            "```python\ndef process_df(df):\n    return 'yes'\n```",
+            "```python\ndef process_df(df):\n"
+            "    return df.loc[df['Year'] == 2005, 'League'].iloc[0]\n```",
+        ]
+    )
+    result = ProcessDfSolver(model, sandbox).solve(question, seasons)
+    assert result.ok and result.answer_items == ["USL First Division"]
+    assert "which of the options" in model.prompts[1][-1].content
