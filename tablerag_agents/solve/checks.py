@@ -15,7 +15,9 @@ table:
   ask for a quantity appears in no cell or header, not even as a whole-word part
   of one (a part of ``"Los Angeles, California"`` is fine), nor in the question
   (``"more"`` for "more or less?");
-* **not yes/no**: a question that asks yes or no got something else.
+* **not yes/no**: a question that asks yes or no got something else;
+* **not an option**: a question that offers options ("was it X or Y?") got
+  something that is not one of them (a yes, the two values compared).
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from functools import cached_property
 import pandas as pd
 
 from tablerag_agents.solve.normalize import is_placeholder, normalize_text, normalize_value
-from tablerag_agents.solve.question_kind import asks_yes_no, yes_no_answer
+from tablerag_agents.solve.question_kind import asks_yes_no, misses_choice, yes_no_answer
 
 NO_VALUE = "no value"
 """Start of the reason a run with no answer (or a placeholder) is dropped."""
 NOT_YES_NO = "not a yes/no answer"
 """The reason a yes/no question's run that answered something else is dropped."""
+NOT_AN_OPTION = "not one of the options the question names"
+"""The reason a choice question's run ("was it X or Y?") that answered something else fails."""
 
 MAX_UNIQUE = 20_000
 """Distinct values read per column (bounds the cost of the cell check on huge tables)."""
@@ -145,6 +149,8 @@ def drop_reason(items: Sequence[str], code: str, question: str, cells: TableCell
         return f"{NO_VALUE} ({items[0]!r})"
     if asks_yes_no(question):
         return None if yes_no_answer(items, question) else NOT_YES_NO
+    if misses_choice(question, items):
+        return NOT_AN_OPTION
     if code and len(items) == 1 and counts_rows(code):
         number = normalize_value(items[0]).number
         if number is not None and number == int(number) and number > cells.rows:

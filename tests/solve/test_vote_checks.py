@@ -7,6 +7,7 @@ import pytest
 
 from tablerag_agents.solve.base import SolverResult, TraceStep
 from tablerag_agents.solve.checks import (
+    NOT_AN_OPTION,
     NOT_YES_NO,
     TableCells,
     counts_rows,
@@ -47,6 +48,10 @@ TOO_MANY = "a count of 25 is more than the 5 rows"
         (["4"], "SELECT COUNT(*) FROM t WHERE \"League\" = 'USL A-League'", "how many?", None),
         (["yes"], "", "did they play in 2003?", None),
         (["2003"], "", "did they play in 2003?", NOT_YES_NO),
+        # A choice question wants one of its options, not a verdict or the values compared.
+        (["no"], "", "did 2001 draw more fans than 2002 or 2003?", NOT_AN_OPTION),
+        (["7,169", "6,260"], "", "was attendance higher in 2001 or 2002?", NOT_AN_OPTION),
+        (["2001"], "", "was attendance higher in 2001 or 2002?", None),
     ],
 )
 def test_drop_reason(cells: TableCells, items, code, question, reason) -> None:
@@ -67,6 +72,7 @@ def test_only_real_answers_are_implausible() -> None:
     assert implausible("a count of 25 is more than the 5 rows")
     assert not implausible("no value") and not implausible("no value ('None')")
     assert not implausible(NOT_YES_NO) and not implausible(None)
+    assert implausible(NOT_AN_OPTION)  # a real answer: kept if no run gives an option
 
 
 def test_the_cell_check_reads_a_bounded_number_of_values() -> None:
