@@ -32,12 +32,7 @@ from tablerag_agents.solve.preview import (
     python_solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import (
-    asks_yes_no,
-    for_question,
-    misses_choice,
-    misses_yes_no,
-)
+from tablerag_agents.solve.question_kind import for_question, missed_kind
 from tablerag_agents.solve.quoting import fix_python_apostrophes
 from tablerag_agents.tables.typed_table import TypedTable
 
@@ -90,13 +85,12 @@ class Attempt:
         return self.ok and value is not None and looks_empty(value)
 
 
-def not_yes_no(question: str, attempt: Attempt) -> bool:
-    """True if ``question`` asks yes or no (or to pick one of its options) and the
-    attempt's value is something else."""
+def wrong_kind_of(question: str, attempt: Attempt) -> str | None:
+    """The shape of answer ``question`` asks for (yes/no, one of its options) that the
+    attempt's value misses (:func:`~.question_kind.missed_kind`), or None."""
     if attempt.result is None:
-        return False
-    items = value_to_items(attempt.result.value) or []
-    return misses_yes_no(question, items) or misses_choice(question, items)
+        return None
+    return missed_kind(question, value_to_items(attempt.result.value) or [])
 
 
 class ProcessDfSolver:
@@ -278,7 +272,9 @@ class ProcessDfSolver:
         Returns the attempt to keep (the first one if the fix is no better).
         """
         suspicious = first.empty
-        wrong_kind = first.ok and not suspicious and not_yes_no(rec.context.question, first)
+        wrong_kind = (
+            wrong_kind_of(rec.context.question, first) if first.ok and not suspicious else None
+        )
         if first.ok and not suspicious and not wrong_kind:
             return first
         grounding = literal_hint(first.code, tables, "python") if first.code else None
@@ -287,8 +283,9 @@ class ProcessDfSolver:
         if first.result is None:
             prompt = load_prompt("process_df_repair").format(error="no ```python block")
         elif wrong_kind:
-            kind = "process_df_yes_no" if asks_yes_no(rec.context.question) else "process_df_choice"
-            prompt = load_prompt(kind).format(result=observation_text(first.result, 400))
+            prompt = load_prompt(f"process_df_{wrong_kind}").format(
+                result=observation_text(first.result, 400)
+            )
         elif suspicious:
             prompt = load_prompt("process_df_suspicious").format(
                 result=observation_text(first.result, 400), hint=grounding
@@ -308,7 +305,7 @@ class ProcessDfSolver:
         else:
             second = self._run(rec, reply, tables)
         if wrong_kind:
-            if second is not None and second.ok and not not_yes_no(rec.context.question, second):
+            if second is not None and second.ok and not wrong_kind_of(rec.context.question, second):
                 return second
             return first
         failed = second is None or not second.ok or second.empty

@@ -35,6 +35,12 @@ def _last_question(text: str) -> str:
     return asked[-1] if asked else text.strip()
 
 
+def _opening(question: str) -> tuple[str, list[str]]:
+    """The question sentence of ``question`` and its words, lower-cased."""
+    text = _last_question(question)
+    return text, re.findall(r"[a-z0-9']+", text.lower())
+
+
 def asks_yes_no(question: str) -> bool:
     """True if ``question`` is answered by yes or no (or true or false).
 
@@ -45,8 +51,7 @@ def asks_yes_no(question: str) -> bool:
     """
     if _SAYS_YES_NO.search(question) or _SAYS_TRUE_FALSE.search(question):
         return True
-    text = _last_question(question)
-    words = re.findall(r"[a-z0-9']+", text.lower())
+    text, words = _opening(question)
     if not words or words[0] not in _AUXILIARIES or _CHOICE.search(text):
         return False
     return not (len(words) > 1 and words[1] in _REQUEST)
@@ -75,8 +80,7 @@ def asks_choice(question: str) -> bool:
     "was the winner italy or france?", "is it more or less than 7?", "did he
     air before or after X?": the answer is one of the options, never yes or no.
     """
-    text = _last_question(question)
-    words = re.findall(r"[a-z0-9']+", text.lower())
+    text, words = _opening(question)
     return (
         bool(words)
         and words[0] in _AUXILIARIES
@@ -107,6 +111,15 @@ def misses_choice(question: str, items: Sequence[str]) -> bool:
 def misses_yes_no(question: str, items: Sequence[str]) -> bool:
     """True if ``question`` asks yes or no and ``items`` are something else (a name, a count)."""
     return asks_yes_no(question) and yes_no_answer(items) is None
+
+
+def missed_kind(question: str, items: Sequence[str]) -> str | None:
+    """The shape of answer ``question`` asks for and ``items`` miss: ``"yes_no"``,
+    ``"choice"`` (:func:`misses_choice`), or None when they fit (solvers name their
+    follow-up prompts after it: ``sql_yes_no``, ``process_df_choice``...)."""
+    if misses_yes_no(question, items):
+        return "yes_no"
+    return "choice" if misses_choice(question, items) else None
 
 
 YES_NO_ONLY = "[yes/no] "

@@ -40,7 +40,7 @@ from tablerag_agents.solve.preview import (
     solver_tables,
     user_prompt,
 )
-from tablerag_agents.solve.question_kind import for_question, misses_choice, misses_yes_no
+from tablerag_agents.solve.question_kind import for_question, missed_kind
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
 from tablerag_agents.solve.sql_repair import (
@@ -316,10 +316,9 @@ class SQLSolver:
             )
             items = (self._items(ctx.question, last) or []) if last.ok else []
             wrong_kind = (
-                last.ok
-                and bool(last.rows)
-                and not asked_yes_no
-                and (misses_yes_no(ctx.question, items) or misses_choice(ctx.question, items))
+                missed_kind(ctx.question, items)
+                if last.ok and last.rows and not asked_yes_no
+                else None
             )
             several = (
                 self.several_rows
@@ -340,8 +339,7 @@ class SQLSolver:
                 break
             if wrong_kind:
                 asked_yes_no = True
-                kind = "sql_choice" if misses_choice(ctx.question, items) else "sql_yes_no"
-                follow = load_prompt(kind).format(result=obs)
+                follow = load_prompt(f"sql_{wrong_kind}").format(result=obs)
             elif unasked:
                 nudged = True  # asked once; the model may keep the condition
                 follow = load_prompt("sql_unasked_filter").format(
