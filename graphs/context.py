@@ -226,6 +226,14 @@ class Context:
             "queries that gave it. 1: one query."
         },
     )
+    second_opinion: bool = field(
+        default=False,
+        metadata={
+            "description": "When a program (SQL, pandas) computed the answer, read the table "
+            "once more (one more model call) and raise the confidence if the reading agrees, "
+            "lower it if not; the answer stays the program's."
+        },
+    )
     vote_k: int = field(
         default=DEFAULT_VOTE_K,
         metadata={

@@ -23,6 +23,8 @@ from tablerag_agents.solve import (
 from tablerag_agents.solve.chart import CHART_SOLVER, ChartSolver
 from tablerag_agents.solve.chart_request import asks_for_chart
 from tablerag_agents.solve.confidence import run_confidence
+from tablerag_agents.solve.read_table import ReadTableSolver
+from tablerag_agents.solve.second_opinion import SecondOpinionSolver
 
 
 def next_solver(state: State, ctx: Context) -> str | None:
@@ -95,6 +97,14 @@ def _solver(name: str, ctx: Context, res: Resources) -> Solver:
     """The solver called ``name``, over the shared model, sandbox and embeddings."""
     if name == CHART_SOLVER:
         return ChartSolver(res.chat_model, res.sandbox)
+    solver = _plain_solver(name, ctx, res)
+    if ctx.second_opinion:
+        return SecondOpinionSolver(solver, ReadTableSolver(res.chat_model))
+    return solver
+
+
+def _plain_solver(name: str, ctx: Context, res: Resources) -> Solver:
+    """The solver called ``name`` as the factory makes it."""
     return make_solver(
         name,
         res.chat_model,

@@ -207,6 +207,9 @@ class SolverResult(BaseModel):
     the caller estimates it (:func:`~tablerag_agents.solve.confidence.run_confidence`)."""
     tried: list[str] = Field(default_factory=list)
     """Solvers a :class:`VotingSolver` ran, in order."""
+    second_opinion: Vote | None = None
+    """An independent reading's answer, when the run was cross-checked
+    (:class:`~tablerag_agents.solve.second_opinion.SecondOpinionSolver`)."""
     chart: Chart | None = None
     """The chart, when the question asked for one (the chart solver); the answer names it."""
 

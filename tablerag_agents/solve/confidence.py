@@ -22,6 +22,11 @@ Two shapes of answer were seldom right in the WTQ dev records of session 22
 that left out a condition returns many rows) and a program's lone zero (1 of
 10: a count or sum whose filter matched nothing). Each halves the estimate; a
 zero or a list can still be right, so neither is dropped or retried for it.
+
+A **second opinion** (``Context.second_opinion``,
+:class:`~tablerag_agents.solve.second_opinion.SecondOpinionSolver`) reads the
+table once more: a reading that gives the program's answer multiplies the
+estimate by :data:`AGREED`, another answer by :data:`DISAGREED`.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from tablerag_agents.solve.base import SolverResult, Vote
-from tablerag_agents.solve.checks import TableCells, drop_reason
+from tablerag_agents.solve.checks import TableCells, as_asked, drop_reason
 from tablerag_agents.solve.normalize import answer_key, parse_number
 
 PROGRAM_RUN = 0.5
@@ -48,6 +53,10 @@ ZERO = 0.5
 """Factor when a program's answer is a single zero."""
 IMPLAUSIBLE = 0.25
 """Factor when the answer fails an execution check (:func:`~.checks.drop_reason`)."""
+AGREED = 1.6
+"""Factor when an independent reading gave the same answer (:func:`agrees`)."""
+DISAGREED = 0.6
+"""Factor when an independent reading gave another answer."""
 
 PROGRAM_ACTIONS = ("sql", "python")
 """Trace actions that ran model-written code."""
@@ -60,6 +69,14 @@ def vote_confidence(votes: Sequence[Vote], items: Sequence[str]) -> float:
     key = answer_key(items)
     backing = sum(1 for v in votes if v.dropped is None and v.items and answer_key(v.items) == key)
     return backing / len(votes)
+
+
+def agrees(result: SolverResult) -> bool | None:
+    """Whether ``result``'s second opinion gave its answer (None: no second opinion value)."""
+    vote = result.second_opinion
+    if vote is None or not vote.items or not result.answer_items:
+        return None
+    return answer_key(as_asked(result.answer_items, result.question)) == answer_key(vote.items)
 
 
 def final_code(result: SolverResult) -> str | None:
@@ -83,8 +100,9 @@ def run_confidence(
     answer, else :data:`READING`, and is multiplied by :data:`REPAIRED` when
     code failed on the way, :data:`RETRIED` when earlier solvers gave no value,
     :data:`SEVERAL_ITEMS` for an answer of several items, :data:`ZERO` for a
-    program's lone zero, and :data:`IMPLAUSIBLE` when the answer fails an
-    execution check. No value gives 0.
+    program's lone zero, :data:`IMPLAUSIBLE` when the answer fails an
+    execution check, and :data:`AGREED` or :data:`DISAGREED` when a second
+    opinion read the table (capped at 1). No value gives 0.
 
     Args:
         result: The solver's result.
@@ -110,4 +128,7 @@ def run_confidence(
     checks = cells or TableCells(tables)
     if drop_reason(result.answer_items, code or "", result.question, checks) is not None:
         score *= IMPLAUSIBLE
-    return score
+    agreed = agrees(result)
+    if agreed is not None:
+        score *= AGREED if agreed else DISAGREED
+    return min(score, 1.0)

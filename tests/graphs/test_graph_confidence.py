@@ -85,3 +85,19 @@ def test_a_unanimous_vote_is_confident(resources_factory, seasons_table) -> None
         {"source": s, "answer": "2001", "dropped": None}
         for s in ("sql", "process_df", "read_table")
     ]
+
+
+def test_a_second_opinion_that_agrees_lifts_the_confidence(
+    resources_factory, seasons_table
+) -> None:
+    ctx = Context(solver="sql", second_opinion=True, min_confidence=0.6)
+    answer, _ = _answer(
+        resources_factory, seasons_table, [sql_reply(FIRST), "Final Answer: 2001"], ctx
+    )
+    # One clean SQL run (0.5) that a reading of the table confirms (x 1.6).
+    assert (answer.text, answer.solver, answer.confidence) == ("2001", "sql", 0.8)
+    assert not answer.low_confidence
+    answer, _ = _answer(
+        resources_factory, seasons_table, [sql_reply(FIRST), "Final Answer: 2004"], ctx
+    )
+    assert (answer.text, answer.confidence, answer.low_confidence) == ("2001", 0.3, True)
