@@ -567,8 +567,20 @@ def eval_(
     split: Annotated[
         str, typer.Option(help="dev (for tuning) or test (reported once): disjoint samples.")
     ],
-    n: Annotated[int, typer.Option("--n", min=1, help="Questions in the sample.")],
+    n: Annotated[
+        int | None, typer.Option("--n", min=1, help="Questions in the seeded sample.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+    ids: Annotated[
+        Path | None,
+        typer.Option(
+            "--ids",
+            exists=True,
+            dir_okay=False,
+            help="Instead of --n: a file of question ids (one per line, '#' comments) to "
+            "ask in its order; each must be on the --split side.",
+        ),
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option(
@@ -626,6 +638,7 @@ def eval_(
                 split=split,
                 n=n,
                 seed=seed,
+                ids_file=ids,
                 settings=parse_settings(settings or []),
                 resources=resources,
                 out_dir=out,

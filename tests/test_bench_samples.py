@@ -120,3 +120,27 @@ def test_traces_resume_only_for_their_own_sample(wtq: Path, tmp_path: Path) -> N
     old.write_text('{"id": "nt-0"}\n')
     with pytest.raises(SystemExit, match="random training questions"):
         pin_sample(old, sample, "dev")
+
+
+def test_question_class_lists_the_first_ids_of_a_class_in_split_order(wtq: Path) -> None:
+    import question_class
+
+    lines = (wtq / "training.tsv").read_text().splitlines()
+    context = "csv/200-csv/0.csv"
+    lines += [
+        f"nt-900\twas ann0 or bob0 on red0?\t{context}\tann0",
+        f"nt-901\tdid ann0 play for red0?\t{context}\tyes",
+        f"nt-902\tis bob0 more or less than 2 players?\t{context}\tless",
+    ]
+    folder = wtq.parent / "wtq_choice"
+    folder.mkdir()
+    (folder / "training.tsv").write_text("\n".join(lines) + "\n")
+    (folder / "csv").symlink_to(wtq / "csv")
+    side = split_of(context)
+    order = [
+        e.id for e in split_examples(load_wtq_examples(folder / "training.tsv"), side, None, 3)
+    ]
+    choice = question_class.class_ids("wtq", folder, side, "choice", 5, 3)
+    assert choice == [i for i in order if i in {"nt-900", "nt-902"}]
+    assert question_class.class_ids("wtq", folder, side, "yes_no", 5, 3) == ["nt-901"]
+    assert question_class.class_ids("wtq", folder, side, "choice", 1, 3) == choice[:1]

@@ -128,6 +128,8 @@ class RunSpec:
         ids: The sample's question ids, in order.
         settings: ``--set`` values as given (``key -> raw string``).
         model: Chat model description (name, endpoint, temperature, ...).
+        ids_file: The id-list file the sample came from (``--ids``), as given;
+            None for a seeded sample.
     """
 
     dataset: str
@@ -139,6 +141,7 @@ class RunSpec:
     ids: list[str]
     settings: dict[str, str] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
+    ids_file: str | None = None
 
     def differences(self, other: RunSpec) -> dict[str, tuple[Any, Any]]:
         """Return ``{field: (self's value, other's value)}`` for every field that differs."""

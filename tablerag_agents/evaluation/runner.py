@@ -170,10 +170,15 @@ def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
 
 
 def default_name(spec: RunSpec) -> str:
-    """A file name that tells runs apart: dataset, split, method, settings, n, seed."""
+    """A file name that tells runs apart: dataset, split, method, settings, n, seed
+    (or the id list's name instead of the seed)."""
     parts = [spec.dataset, spec.split, spec.method]
     parts += [f"{k}={v}" for k, v in sorted(spec.settings.items())]
-    parts += [f"n{spec.n_requested}", f"seed{spec.seed}"]
+    parts.append(f"n{spec.n_requested}")
+    if spec.ids_file is None:
+        parts.append(f"seed{spec.seed}")
+    else:
+        parts.append(f"ids-{Path(spec.ids_file).stem}")
     return re.sub(r"[^A-Za-z0-9._=+-]+", "_", "-".join(parts))
 
 
@@ -356,10 +361,11 @@ def run_eval(
     data_path: Path,
     methods: Sequence[str],
     split: str,
-    n: int,
+    n: int | None,
     seed: int,
     settings: dict[str, str],
     resources: Resources,
+    ids_file: Path | None = None,
     out_dir: Path = DEFAULT_OUT,
     name: str | None = None,
     workers: int = 1,
@@ -374,8 +380,10 @@ def run_eval(
         data_path: The dataset's file or folder.
         methods: Method names (see ``evaluation.methods.METHOD_NAMES``).
         split: ``dev`` (for tuning) or ``test`` (reported once).
-        n: Sample size.
+        n: Sample size (None with ``ids_file``).
         seed: Seed of the sample.
+        ids_file: A file of question ids (one per line) to ask instead of a
+            seeded sample, in its order; every id must be on ``split``'s side.
         settings: ``--set`` values passed to every method.
         resources: Models, sandbox and caches shared by the whole run (not closed here).
         out_dir: Folder for ``NAME.jsonl`` and ``NAME.json``.
@@ -399,11 +407,18 @@ def run_eval(
     """
     from tablerag_agents.evaluation.loaders import load_dataset
     from tablerag_agents.evaluation.methods import make_method
-    from tablerag_agents.evaluation.splits import split_examples
+    from tablerag_agents.evaluation.splits import pick_examples, read_ids, split_examples
 
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, not {split!r}")
-    examples = split_examples(load_dataset(dataset, data_path), cast("Split", split), n, seed)
+    if (n is None) == (ids_file is None):
+        raise ValueError("give either --n (a seeded sample) or --ids (a list of ids), not both")
+    loaded = load_dataset(dataset, data_path)
+    if ids_file is None:
+        examples = split_examples(loaded, cast("Split", split), n, seed)
+    else:
+        ids = read_ids(ids_file.read_text(encoding="utf-8"))
+        examples = pick_examples(loaded, cast("Split", split), ids)
     if not examples:
         raise ValueError(f"the {split} sample of {data_path} is empty")
     planned: list[tuple[str, RunSpec, Path]] = []
@@ -415,8 +430,9 @@ def run_eval(
             method=method_name,
             split=split,
             seed=seed,
-            n_requested=n,
+            n_requested=len(examples) if n is None else n,
             ids=[ex.id for ex in examples],
+            ids_file=None if ids_file is None else str(ids_file),
             settings=dict(settings),
             model=model_description(resources.settings),
         )

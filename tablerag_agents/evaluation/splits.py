@@ -16,6 +16,9 @@ The rule:
    n=100 for one seed); excluding ids does not reorder the others.
 3. **Exclusion.** ``exclude`` removes ids before sampling (e.g. questions already
    looked at while developing), so a fresh sample avoids them.
+4. **A given list.** :func:`pick_examples` takes the questions a list names (a
+   class of questions picked by a script), in the list's order, and refuses an
+   id of the other side: a list never smuggles a test question into tuning.
 
 The split is fixed per dataset: WTQ has no official dev set in our data
 (``training.tsv`` only), so both sides are drawn from its training questions.
@@ -38,7 +41,7 @@ Split = Literal["dev", "test"]
 DEV_FRACTION = 0.5
 _SALT = "tablerag-split-v1:"
 
-__all__ = ["DEV_FRACTION", "Split", "split_examples", "split_of"]
+__all__ = ["DEV_FRACTION", "Split", "pick_examples", "read_ids", "split_examples", "split_of"]
 
 
 def _hash64(text: str) -> int:
@@ -96,3 +99,37 @@ def split_examples(
         )
     pool.sort(key=lambda e: (_hash64(f"{seed}:{e.id}"), e.id))
     return pool if n is None else pool[:n]
+
+
+def pick_examples(
+    examples: Sequence[EvalExample], split: Split, ids: Sequence[str]
+) -> list[EvalExample]:
+    """The examples ``ids`` names, in that order, all from the ``split`` side.
+
+    Raises:
+        ValueError: For an empty or repeating list, an id the dataset lacks, or
+            an id on the other side of the split.
+    """
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test', not {split!r}")
+    if not ids:
+        raise ValueError("the id list is empty")
+    repeated = sorted({i for i in ids if list(ids).count(i) > 1})
+    if repeated:
+        raise ValueError(f"the id list repeats {', '.join(repeated[:5])}")
+    by_id = {e.id: e for e in examples}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ValueError(f"{len(missing)} id(s) are not in the dataset: {', '.join(missing[:5])}")
+    other = [i for i in ids if split_of(by_id[i].table_id) != split]
+    if other:
+        raise ValueError(
+            f"{len(other)} id(s) are not on the {split} side of the split: {', '.join(other[:5])}"
+        )
+    return [by_id[i] for i in ids]
+
+
+def read_ids(text: str) -> list[str]:
+    """The ids of an id-list file: one per line; blank lines and ``#`` comments skipped."""
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]

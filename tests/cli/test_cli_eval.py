@@ -307,3 +307,25 @@ def test_eval_runs_the_graph_with_its_context_and_threads(
     assert records["nt-9"]["detail"]["solver"] == "sql"
     assert records["nt-9"]["detail"]["nodes"] == ["prepare", "solve", "answer"]
     assert json.loads((tmp_path / "g.json").read_text())["settings"] == {"solver": "sql"}
+
+
+def test_eval_asks_the_questions_an_id_file_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _test_ids()[::-1]
+    listed = tmp_path / "picked.txt"
+    listed.write_text("# two test questions, reversed\n" + "\n".join(ids) + "\n")
+    model = ScriptedChatModel(_replies(ids))
+    _use_model(monkeypatch, model)
+    args = ["eval", "--dataset", "wtq", "--data", str(WTQ), "--method", "sql", "--split", "test"]
+    result = runner.invoke(app, [*args, "--ids", str(listed), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "on 2 test questions" in result.output and model.remaining == 0
+    header, records = read_records(tmp_path / "wtq-test-sql-n2-ids-picked.jsonl")
+    assert header["spec"]["ids"] == ids and header["spec"]["ids_file"] == str(listed)
+    assert [r["id"] for r in records] == ids
+    # The list must be on the --split side, and --n and --ids exclude each other.
+    refused = runner.invoke(app, [*args[:-1], "dev", "--ids", str(listed), "--out", str(tmp_path)])
+    assert refused.exit_code != 0 and "not on the dev side" in refused.output
+    both = runner.invoke(app, [*args, "--ids", str(listed), "--n", "2", "--out", str(tmp_path)])
+    assert both.exit_code != 0 and "either --n" in both.output

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tablerag_agents.evaluation.loaders import load_dataset
-from tablerag_agents.evaluation.splits import split_examples, split_of
+from tablerag_agents.evaluation.splits import pick_examples, read_ids, split_examples, split_of
 from tablerag_agents.evaluation.types import EvalExample
 
 
@@ -116,3 +116,22 @@ def test_real_wtq_split(shared_data: Path) -> None:
         test = split_examples(examples, "test", 100, seed)
         assert {e.id for e in dev}.isdisjoint({e.id for e in test})
         assert {e.table_id for e in dev}.isdisjoint({e.table_id for e in test})
+
+
+def test_a_given_id_list_keeps_its_order_and_its_side() -> None:
+    dev = [e.id for e in split_examples(EXAMPLES, "dev", 3)]
+    picked = pick_examples(EXAMPLES, "dev", dev[::-1])
+    assert [e.id for e in picked] == dev[::-1]
+    test_id = split_examples(EXAMPLES, "test", 1)[0].id
+    with pytest.raises(ValueError, match=rf"not on the dev side of the split: {test_id}"):
+        pick_examples(EXAMPLES, "dev", [*dev, test_id])
+    with pytest.raises(ValueError, match="not in the dataset: q-nope"):
+        pick_examples(EXAMPLES, "dev", ["q-nope"])
+    with pytest.raises(ValueError, match=f"repeats {dev[0]}"):
+        pick_examples(EXAMPLES, "dev", [dev[0], dev[0]])
+    with pytest.raises(ValueError, match="empty"):
+        pick_examples(EXAMPLES, "dev", [])
+
+
+def test_id_files_skip_blank_lines_and_comments() -> None:
+    assert read_ids("# choice questions\nnt-1\n\n  nt-2  # second\n") == ["nt-1", "nt-2"]
