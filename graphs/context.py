@@ -231,7 +231,8 @@ class Context:
         metadata={
             "description": "When a program (SQL, pandas) computed the answer, read the table "
             "once more (one more model call) and raise the confidence if the reading agrees, "
-            "lower it if not; the answer stays the program's."
+            "lower it if not; the answer stays the program's. Off: on 40 WTQ dev questions "
+            "the 5 answers a reading agreed with were all right, for 2.0x the prompt tokens."
         },
     )
     vote_k: int = field(

@@ -32,6 +32,7 @@ from tablerag_agents.solve.factory import (
 from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.pyreact import PyReActSolver, supports_native_tools
 from tablerag_agents.solve.read_table import ReadTableSolver
+from tablerag_agents.solve.second_opinion import SecondOpinionSolver
 from tablerag_agents.solve.sql import SQLSolver
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SQLRejectedError, SQLResult
 
@@ -48,6 +49,7 @@ __all__ = [
     "SQLRejectedError",
     "SQLResult",
     "SQLSolver",
+    "SecondOpinionSolver",
     "SafeDuckDB",
     "Solver",
     "SolverContext",
