@@ -29,8 +29,9 @@ from tablerag_agents.evaluation.metrics import fact_correct, wtq_correct
 from tablerag_agents.evaluation.records import read_records
 from tablerag_agents.solve.checks import as_asked
 from tablerag_agents.solve.normalize import answer_key
+from tablerag_agents.solve.second_opinion import SECOND_OPINION
 
-MARK = "second opinion: "
+MARK = SECOND_OPINION
 THRESHOLDS = (0.25, 0.5, 0.8)
 
 

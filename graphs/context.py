@@ -235,6 +235,14 @@ class Context:
             "the 5 answers a reading agreed with were all right, for 2.0x the prompt tokens."
         },
     )
+    second_opinion_solver: Literal["read_table", "process_df", "sql"] = field(
+        default="read_table",
+        metadata={
+            "description": "Who gives the second opinion: read_table (a reading of the whole "
+            "table), process_df (a pandas program, for SQL answers) or sql (for pandas "
+            "answers). A solver never checks its own answer."
+        },
+    )
     vote_k: int = field(
         default=DEFAULT_VOTE_K,
         metadata={

@@ -23,7 +23,6 @@ from tablerag_agents.solve import (
 from tablerag_agents.solve.chart import CHART_SOLVER, ChartSolver
 from tablerag_agents.solve.chart_request import asks_for_chart
 from tablerag_agents.solve.confidence import run_confidence
-from tablerag_agents.solve.read_table import ReadTableSolver
 from tablerag_agents.solve.second_opinion import SecondOpinionSolver
 
 
@@ -99,7 +98,7 @@ def _solver(name: str, ctx: Context, res: Resources) -> Solver:
         return ChartSolver(res.chat_model, res.sandbox)
     solver = _plain_solver(name, ctx, res)
     if ctx.second_opinion:
-        return SecondOpinionSolver(solver, ReadTableSolver(res.chat_model))
+        return SecondOpinionSolver(solver, _plain_solver(ctx.second_opinion_solver, ctx, res))
     return solver
 
 

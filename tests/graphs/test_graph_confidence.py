@@ -8,6 +8,7 @@ from fakes import ScriptedChatModel, sql_reply
 from graph_runs import run_graph
 from tablerag_agents.graphs import Context, GraphAnswer, TableQAResult, build_graph
 from tablerag_agents.graphs.context import LOW_CONFIDENCE
+from tablerag_agents.graphs.context_overrides import context_from_settings
 
 FIRST = 'SELECT MIN("Year") FROM t'
 ASK = {"question": "first season?", "tables": ["seasons"]}
@@ -101,3 +102,13 @@ def test_a_second_opinion_that_agrees_lifts_the_confidence(
         resources_factory, seasons_table, [sql_reply(FIRST), "Final Answer: 2004"], ctx
     )
     assert (answer.text, answer.confidence, answer.low_confidence) == ("2001", 0.3, True)
+
+
+@pytest.mark.sandbox
+def test_a_pandas_second_opinion_is_a_setting(resources_factory, seasons_table) -> None:
+    ctx = Context(solver="sql", second_opinion=True, second_opinion_solver="process_df")
+    pandas_min = "```python\ndef process_df(df):\n    return df['Year'].astype(int).min()\n```"
+    answer, _ = _answer(resources_factory, seasons_table, [sql_reply(FIRST), pandas_min], ctx)
+    assert (answer.text, answer.solver, answer.confidence) == ("2001", "sql", 0.8)
+    with pytest.raises(ValueError, match="second_opinion_solver"):
+        context_from_settings({"second_opinion_solver": "vote"})

@@ -6,7 +6,14 @@ import pandas as pd
 import pytest
 from fakes import ScriptedChatModel, sql_reply
 
-from tablerag_agents.solve.confidence import AGREED, DISAGREED, PROGRAM_RUN, run_confidence
+from tablerag_agents.solve.confidence import (
+    AGREED,
+    DISAGREED,
+    PROGRAM_RUN,
+    final_code,
+    run_confidence,
+)
+from tablerag_agents.solve.process_df import ProcessDfSolver
 from tablerag_agents.solve.read_table import ReadTableSolver
 from tablerag_agents.solve.second_opinion import SecondOpinionSolver
 from tablerag_agents.solve.sql import SQLSolver
@@ -27,9 +34,10 @@ def test_an_agreeing_reading_raises_the_confidence(seasons: pd.DataFrame) -> Non
     assert model.remaining == 0 and result.answer == "2001" and result.solver == "sql"
     assert result.second_opinion is not None and result.second_opinion.items == ["2001"]
     assert run_confidence(result, {"t": seasons}) == pytest.approx(PROGRAM_RUN * AGREED)
-    # The reading's call is part of the run's trace and cost.
+    # The reading's call is one step of the run's trace, with its cost.
     assert [s.action for s in result.trace] == ["sql", "answer"]
     assert result.trace[-1].observation == "second opinion: 2001"
+    assert result.trace[-1].thought == "second opinion from read_table"
     assert result.input_tokens == sum(s.input_tokens for s in result.trace) > 0
 
 
@@ -61,3 +69,22 @@ def test_no_reading_is_asked_for_a_failed_run(seasons: pd.DataFrame) -> None:
     replies = [sql_reply(f"SELECT nope{i} FROM t") for i in range(3)]
     result, model = _solve(replies, "first season?", seasons)
     assert not result.ok and result.second_opinion is None and model.remaining == 0
+
+
+@pytest.mark.sandbox
+def test_a_pandas_program_can_give_the_second_opinion(sandbox, seasons: pd.DataFrame) -> None:
+    pandas_min = "```python\ndef process_df(df):\n    return df['Year'].astype(int).min()\n```"
+    model = ScriptedChatModel([sql_reply(FIRST), pandas_min])
+    solver = SecondOpinionSolver(SQLSolver(model), ProcessDfSolver(model, sandbox))
+    result = solver.solve("first season?", seasons)
+    assert model.remaining == 0 and result.second_opinion.items == ["2001"]
+    assert result.second_opinion.source == "process_df" and "astype(int)" in result.trace[-1].code
+    # The checker's program is not taken for the answer's: the answer's code is the SQL.
+    assert final_code(result) == FIRST
+    assert run_confidence(result, {"t": seasons}) == pytest.approx(PROGRAM_RUN * AGREED)
+
+
+def test_a_solver_never_checks_its_own_answer(seasons: pd.DataFrame) -> None:
+    model = ScriptedChatModel([sql_reply(FIRST)])
+    result = SecondOpinionSolver(SQLSolver(model), SQLSolver(model)).solve("first?", seasons)
+    assert result.second_opinion is None and model.remaining == 0
