@@ -25,7 +25,7 @@ from typing import Any
 
 from _results import add_output_args, result_path
 
-from tablerag_agents.evaluation.metrics import fact_correct, wtq_correct
+from tablerag_agents.evaluation.metrics import fact_correct, normalize_fact_label, wtq_correct
 from tablerag_agents.evaluation.records import read_records
 from tablerag_agents.solve.checks import as_asked
 from tablerag_agents.solve.normalize import answer_key
@@ -44,13 +44,20 @@ def reading_of(record: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def verdict(record: dict[str, Any], reading: list[str] | None) -> str:
-    """agree, disagree, no value, or none (no reading asked)."""
+def verdict(record: dict[str, Any], reading: list[str] | None, dataset: str = "wtq") -> str:
+    """agree, disagree, no value, or none (no reading asked).
+
+    A TabFact record keeps the verdict as a label ("1"/"0"), so both sides are
+    compared as labels there.
+    """
     if reading is None:
         return "none"
     if not reading or not record.get("answer"):
         return "no value"
-    same = answer_key(as_asked(record["answer"], record["question"])) == answer_key(reading)
+    if dataset == "tabfact":
+        same = normalize_fact_label(record["answer"]) == normalize_fact_label(reading)
+    else:
+        same = answer_key(as_asked(record["answer"], record["question"])) == answer_key(reading)
     return "agree" if same else "disagree"
 
 
@@ -77,7 +84,7 @@ def analyse(records: list[dict[str, Any]], dataset: str) -> dict[str, Any]:
     reading_right = 0
     for record in records:
         reading = reading_of(record)
-        kind = verdict(record, reading)
+        kind = verdict(record, reading, dataset)
         tally = classes.setdefault(kind, {"questions": 0, "answer_right": 0, "reading_right": 0})
         tally["questions"] += 1
         tally["answer_right"] += bool(record["correct"])

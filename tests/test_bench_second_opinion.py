@@ -52,3 +52,15 @@ def test_costs_compare_medians_on_the_shared_questions() -> None:
     baseline = [_record(r["id"], r["answer"], r["gold"], None, tokens=100) for r in RECORDS[:3]]
     costs = second_opinion.costs(RECORDS, baseline)
     assert costs["questions"] == 3 and costs["input_tokens"]["ratio"] == 3.0
+
+
+def test_tabfact_verdicts_are_compared_as_labels() -> None:
+    records = [
+        _record("t1", ["1"], ["1"], "yes", question="is it true? answer yes or no"),
+        _record("t2", ["0"], ["1"], "yes", question="is it true? answer yes or no"),
+    ]
+    for r in records:
+        r["correct"] = r["answer"] == r["gold"]
+    by = second_opinion.analyse(records, "tabfact")["by_agreement"]
+    assert by["agree"] == {"questions": 1, "answer_right": 1, "reading_right": 1}
+    assert by["disagree"] == {"questions": 1, "answer_right": 0, "reading_right": 1}
