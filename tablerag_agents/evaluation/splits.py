@@ -30,6 +30,7 @@ don't.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -114,7 +115,7 @@ def pick_examples(
         raise ValueError(f"split must be 'dev' or 'test', not {split!r}")
     if not ids:
         raise ValueError("the id list is empty")
-    repeated = sorted({i for i in ids if list(ids).count(i) > 1})
+    repeated = sorted(i for i, count in Counter(ids).items() if count > 1)
     if repeated:
         raise ValueError(f"the id list repeats {', '.join(repeated[:5])}")
     by_id = {e.id: e for e in examples}

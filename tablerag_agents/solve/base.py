@@ -208,7 +208,7 @@ class SolverResult(BaseModel):
     tried: list[str] = Field(default_factory=list)
     """Solvers a :class:`VotingSolver` ran, in order."""
     second_opinion: Vote | None = None
-    """An independent reading's answer, when the run was cross-checked
+    """Another solver's answer to the same question, when the run was cross-checked
     (:class:`~tablerag_agents.solve.second_opinion.SecondOpinionSolver`)."""
     chart: Chart | None = None
     """The chart, when the question asked for one (the chart solver); the answer names it."""

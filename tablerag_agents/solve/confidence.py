@@ -24,9 +24,9 @@ that left out a condition returns many rows) and a program's lone zero (1 of
 zero or a list can still be right, so neither is dropped or retried for it.
 
 A **second opinion** (``Context.second_opinion``,
-:class:`~tablerag_agents.solve.second_opinion.SecondOpinionSolver`) reads the
-table once more: a reading that gives the program's answer multiplies the
-estimate by :data:`AGREED`, another answer by :data:`DISAGREED`.
+:class:`~tablerag_agents.solve.second_opinion.SecondOpinionSolver`) answers
+once more another way (by default a reading of the table): the same answer
+multiplies the estimate by :data:`AGREED`, another answer by :data:`DISAGREED`.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ ZERO = 0.5
 IMPLAUSIBLE = 0.25
 """Factor when the answer fails an execution check (:func:`~.checks.drop_reason`)."""
 AGREED = 1.6
-"""Factor when an independent reading gave the same answer (:func:`agrees`)."""
+"""Factor when the second opinion gave the same answer (:func:`agrees`)."""
 DISAGREED = 0.6
-"""Factor when an independent reading gave another answer."""
+"""Factor when the second opinion gave another answer."""
 
 PROGRAM_ACTIONS = ("sql", "python")
 """Trace actions that ran model-written code."""
@@ -102,7 +102,7 @@ def run_confidence(
     :data:`SEVERAL_ITEMS` for an answer of several items, :data:`ZERO` for a
     program's lone zero, :data:`IMPLAUSIBLE` when the answer fails an
     execution check, and :data:`AGREED` or :data:`DISAGREED` when a second
-    opinion read the table (capped at 1). No value gives 0.
+    opinion gave a value (capped at 1). No value gives 0.
 
     Args:
         result: The solver's result.
