@@ -411,7 +411,9 @@ def run_eval(
 
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, not {split!r}")
-    if (n is None) == (ids_file is None):
+    if n is None and ids_file is None:
+        raise ValueError("give --n (a seeded sample) or --ids (a file of question ids)")
+    if n is not None and ids_file is not None:
         raise ValueError("give either --n (a seeded sample) or --ids (a list of ids), not both")
     loaded = load_dataset(dataset, data_path)
     if ids_file is None:

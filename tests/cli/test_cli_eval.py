@@ -329,3 +329,5 @@ def test_eval_asks_the_questions_an_id_file_names(
     assert refused.exit_code != 0 and "not on the dev side" in refused.output
     both = runner.invoke(app, [*args, "--ids", str(listed), "--n", "2", "--out", str(tmp_path)])
     assert both.exit_code != 0 and "either --n" in both.output
+    neither = runner.invoke(app, [*args, "--out", str(tmp_path)])
+    assert neither.exit_code != 0 and "give --n" in neither.output
