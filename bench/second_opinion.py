@@ -1,9 +1,9 @@
 """How much a second opinion tells: agreement vs correctness in a `second_opinion=true` run.
 
 Reads the records of `tablerag eval ... --set second_opinion=true` (dev split
-only), finds each answer's second opinion (the reading's step, "second opinion:
-..."), and prints how often the answer was right when the reading agreed,
-disagreed or gave no value, how often the reading itself was right, the
+only), finds each answer's second opinion (the checker's step, "second opinion:
+..."), and prints how often the answer was right when the checker agreed,
+disagreed or gave no value, how often the checker itself was right, the
 accuracy-coverage of the confidence at a few thresholds, and, with
 ``--baseline`` (a default run on the same questions), the cost ratios:
 
