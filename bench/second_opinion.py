@@ -28,19 +28,19 @@ from _results import add_output_args, result_path
 from tablerag_agents.evaluation.metrics import fact_correct, normalize_fact_label, wtq_correct
 from tablerag_agents.evaluation.records import read_records
 from tablerag_agents.solve.checks import as_asked
-from tablerag_agents.solve.normalize import answer_key
+from tablerag_agents.solve.confidence import same_answer
 from tablerag_agents.solve.second_opinion import SECOND_OPINION
 
-MARK = SECOND_OPINION
 THRESHOLDS = (0.25, 0.5, 0.8)
+DEFAULT_OUT = Path(__file__).parent / "results" / "second_opinion.json"
 
 
 def reading_of(record: dict[str, Any]) -> list[str] | None:
     """The second opinion's items in ``record`` (None: no reading was asked; []: no value)."""
     for step in record.get("detail", {}).get("steps") or []:
         text = str(step.get("observation") or "")
-        if text.startswith(MARK):
-            return [i for i in text[len(MARK) :].split("|") if i.strip()]
+        if text.startswith(SECOND_OPINION):
+            return [i for i in text[len(SECOND_OPINION) :].split("|") if i.strip()]
     return None
 
 
@@ -57,7 +57,7 @@ def verdict(record: dict[str, Any], reading: list[str] | None, dataset: str = "w
     if dataset == "tabfact":
         same = normalize_fact_label(record["answer"]) == normalize_fact_label(reading)
     else:
-        same = answer_key(as_asked(record["answer"], record["question"])) == answer_key(reading)
+        same = same_answer(record["answer"], reading, record["question"])
     return "agree" if same else "disagree"
 
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", type=Path, help="records of a second_opinion=true dev run")
     parser.add_argument("--baseline", type=Path, help="records of a default run, same questions")
-    add_output_args(parser, Path(__file__).parent / "results" / "second_opinion.json")
+    add_output_args(parser, DEFAULT_OUT)
     args = parser.parse_args(argv)
     header, records = read_records(args.records)
     spec = header.get("spec", {})
@@ -134,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         result["costs"] = costs(records, read_records(args.baseline)[1])
         result["baseline"] = str(args.baseline)
     print(json.dumps(result, indent=2))
-    out = result_path(
-        Path(__file__).parent / "results" / "second_opinion.json", args.out, force=args.force
-    )
+    out = result_path(DEFAULT_OUT, args.out, force=args.force)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"-> {out}", file=sys.stderr)
     return 0

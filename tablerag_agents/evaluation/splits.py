@@ -49,6 +49,11 @@ def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
 
+def _check_split(split: str) -> None:
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test', not {split!r}")
+
+
 def split_of(table_id: str) -> Split:
     """The side (``dev`` or ``test``) of every question about ``table_id``."""
     return "dev" if _hash64(_SALT + table_id) < int(DEV_FRACTION * 2**64) else "test"
@@ -78,8 +83,7 @@ def split_examples(
         ValueError: For an unknown split, a negative ``n``, duplicate ids, or
             an ``n`` larger than the side holds after exclusions.
     """
-    if split not in ("dev", "test"):
-        raise ValueError(f"split must be 'dev' or 'test', not {split!r}")
+    _check_split(split)
     if n is not None and n < 0:
         raise ValueError(f"n must be >= 0, not {n}")
     seen: set[str] = set()
@@ -111,8 +115,7 @@ def pick_examples(
         ValueError: For an empty or repeating list, an id the dataset lacks, or
             an id on the other side of the split.
     """
-    if split not in ("dev", "test"):
-        raise ValueError(f"split must be 'dev' or 'test', not {split!r}")
+    _check_split(split)
     if not ids:
         raise ValueError("the id list is empty")
     repeated = sorted(i for i, count in Counter(ids).items() if count > 1)

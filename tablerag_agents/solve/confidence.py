@@ -71,12 +71,17 @@ def vote_confidence(votes: Sequence[Vote], items: Sequence[str]) -> float:
     return backing / len(votes)
 
 
+def same_answer(items: Sequence[str], opinion: Sequence[str], question: str) -> bool:
+    """True if ``items`` and a second ``opinion`` (already as asked) are the same answer."""
+    return answer_key(as_asked(items, question)) == answer_key(opinion)
+
+
 def agrees(result: SolverResult) -> bool | None:
     """Whether ``result``'s second opinion gave its answer (None: no second opinion value)."""
     vote = result.second_opinion
     if vote is None or not vote.items or not result.answer_items:
         return None
-    return answer_key(as_asked(result.answer_items, result.question)) == answer_key(vote.items)
+    return same_answer(result.answer_items, vote.items, result.question)
 
 
 def final_code(result: SolverResult) -> str | None:
