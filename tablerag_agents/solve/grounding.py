@@ -62,7 +62,7 @@ def code_literals(code: str, language: Literal["python", "sql"]) -> list[str]:
     return list(seen)
 
 
-def _text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
+def text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
     """Distinct non-empty cell texts per column (capped)."""
     out: dict[str, list[str]] = {}
     for col in frame.columns:
@@ -73,7 +73,7 @@ def _text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
     return out
 
 
-def _resembling(literal: str, values: list[str], limit: int) -> list[str]:
+def cells_resembling(literal: str, values: list[str], limit: int) -> list[str]:
     """Cells that contain ``literal`` (ignoring case), else close spellings of it."""
     low = literal.lower()
     contains = [v for v in values if low in v.lower()]
@@ -107,7 +107,7 @@ def ungrounded_literals(
     names = {str(t) for t in tables} | {str(c) for f in tables.values() for c in f.columns}
     columns: dict[str, list[str]] = {}
     for frame in tables.values():
-        for col, values in _text_values(frame).items():
+        for col, values in text_values(frame).items():
             columns.setdefault(col, []).extend(values)
     exact = {v for values in columns.values() for v in values}
     out: dict[str, dict[str, list[str]]] = {}
@@ -117,7 +117,7 @@ def ungrounded_literals(
         near = {
             col: cells
             for col, values in columns.items()
-            if (cells := _resembling(lit.strip(), values, per_column))
+            if (cells := cells_resembling(lit.strip(), values, per_column))
         }
         if near:
             out[lit] = dict(list(near.items())[:3])

@@ -12,8 +12,9 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from tablerag_agents.solve.sql_repair import MISSING_COLUMN
+
 _KEY_ERROR = re.compile(r"KeyError: (?:\"|')(.+?)(?:\"|')\s*$", re.M)
-_SQL_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)")
 
@@ -45,7 +46,7 @@ def error_hint(error: str, code: str, columns: Iterable[str]) -> str | None:
         listed = ", ".join(repr(c) for c in cols[:30])
         guess = f" Did you mean {near!r}?" if near else ""
         return f"Hint: there is no column {m.group(1)!r}.{guess} The columns are: {listed}."
-    m = _SQL_MISSING_COLUMN.search(error)
+    m = MISSING_COLUMN.search(error)
     if m:
         # DuckDB's own "Candidate bindings" name a few columns; the model needs them all.
         name = m.group(1).replace('""', '"')

@@ -43,6 +43,7 @@ from tablerag_agents.solve.preview import (
 from tablerag_agents.solve.question_kind import for_question, missed_kind
 from tablerag_agents.solve.quoting import fix_sql_apostrophes
 from tablerag_agents.solve.sql_engine import SafeDuckDB, SourceSQL, SQLResult, sql_column_names
+from tablerag_agents.solve.sql_missing_columns import repair_missing_column_filter
 from tablerag_agents.solve.sql_repair import (
     add_missing_from,
     cast_dirty_numbers,
@@ -478,10 +479,12 @@ class SQLSolver:
         self, engine: SafeDuckDB | SourceSQL, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
-        near-miss column names, arithmetic on number-like text columns, a missing
-        ``FROM``, plain columns beside aggregates (read as SQLite reads them),
-        casts of number-like text columns, ``""`` for an empty string, column names
-        with spaces left unquoted and unescaped apostrophes in string literals.
+        near-miss column names, filters on a column the table lacks (moved to the
+        one column holding their values, or dropped when no cell resembles them),
+        arithmetic on number-like text columns, a missing ``FROM``, plain columns
+        beside aggregates (read as SQLite reads them), casts of number-like text
+        columns, ``""`` for an empty string, column names with spaces left unquoted
+        and unescaped apostrophes in string literals.
 
         Returns:
             The result and the SQL that produced it (fixed or not).
@@ -503,6 +506,7 @@ class SQLSolver:
             fixed = (
                 quote_literals(current, result.error, known)
                 or fix_column_names(current, result.error, columns)
+                or repair_missing_column_filter(current, result.error, tables)
                 or cast_text_numbers(current, result.error, text_columns)
                 or add_missing_from(current, result.error, MAIN_SQL_TABLE)
                 or group_bare_columns(current, result.error)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from tablerag_agents.tables.sql_safety import quote_ident, quote_literal
 
-_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
+MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")*)" not found')
 
 
 def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
@@ -23,7 +23,7 @@ def quote_literals(sql: str, error: str, known: set[str]) -> str | None:
     ``IN (...)`` list), it is re-quoted as ``'Paris'``. A made-up column in the
     SELECT list is left alone (it must stay an error). Returns the fixed SQL or None.
     """
-    m = _MISSING_COLUMN.search(error)
+    m = MISSING_COLUMN.search(error)
     if not m:
         return None
     name = m.group(1).replace('""', '"')
@@ -46,21 +46,29 @@ def _squash(name: str) -> str:
     return re.sub(r"[\W_]+", "", name.lower())
 
 
+def _singular(name: str) -> str:
+    squashed = _squash(name)
+    return squashed[:-1] if len(squashed) > 3 and squashed.endswith("s") else squashed
+
+
 def fix_column_names(sql: str, error: str, columns: set[str]) -> str | None:
     """Replace a column name DuckDB could not find by the one column it nearly spells.
 
     Small models copy headers with spacing or punctuation slips
     (``"State/Province"`` for ``"State/ Province"``, ``no_of_titles`` for
-    ``"No. of titles"``). When the missing name equals exactly one of
-    ``columns`` once case, spaces and punctuation are ignored, every occurrence
+    ``"No. of titles"``, ``"ring"`` for ``"rings"``). When the missing name equals
+    exactly one of ``columns`` once case, spaces, punctuation and a final "s"
+    are ignored (the final "s" only when nothing matches without), every occurrence
     (quoted, or bare outside string literals) is replaced by the quoted real
     name. Returns the fixed SQL or None.
     """
-    m = _MISSING_COLUMN.search(error)
+    m = MISSING_COLUMN.search(error)
     if not m:
         return None
     name = m.group(1).replace('""', '"')
     matches = {c for c in columns if _squash(c) == _squash(name) and c != name}
+    if not matches:  # a singular for a plural or the reverse ("ring" for "rings")
+        matches = {c for c in columns if _singular(c) == _singular(name) and c != name}
     if len(matches) != 1 or not _squash(name):
         return None
     real = quote_ident(matches.pop())
@@ -191,12 +199,12 @@ def empty_identifiers_as_text(sql: str, error: str) -> str | None:
     """
     if "zero-length delimited identifier" not in error:
         return None
-    parts = _SEGMENTS.split(sql)
+    parts = SEGMENTS.split(sql)
     fixed = "".join("''" if part == '""' else part for part in parts)
     return fixed if fixed != sql else None
 
 
-_SEGMENTS = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
+SEGMENTS = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
 """A '...' string literal or a "..." identifier: the parts a repair leaves alone."""
 
 
@@ -223,7 +231,7 @@ def quote_bare_columns(sql: str, error: str, columns: set[str]) -> str | None:
         right = r"(?!\w)" if re.search(r"\w$", name) else ""
         bare = re.compile(left + re.escape(name) + right)
         quoted = quote_ident(name)
-        parts = _SEGMENTS.split(fixed)
+        parts = SEGMENTS.split(fixed)
         fixed = "".join(
             part if i % 2 else bare.sub(lambda _, q=quoted: q, part) for i, part in enumerate(parts)
         )
@@ -238,10 +246,10 @@ _CASE_ONLY = re.compile(
 _AGGREGATE = re.compile(r"\b(?:COUNT|SUM|AVG|MIN|MAX|MEDIAN)\s*\(", re.I)
 
 
-def _scan(sql: str) -> tuple[str, list[int]]:
+def scan_depths(sql: str) -> tuple[str, list[int]]:
     """``sql`` with the insides of '...' literals and "..." identifiers blanked
     (same length), and the parenthesis depth of every character."""
-    blank = _SEGMENTS.sub(lambda m: m[0][0] + "_" * (len(m[0]) - 2) + m[0][-1], sql)
+    blank = SEGMENTS.sub(lambda m: m[0][0] + "_" * (len(m[0]) - 2) + m[0][-1], sql)
     depths, depth = [], 0
     for ch in blank:
         if ch == ")":
@@ -267,7 +275,7 @@ def _closing(blank: str, depths: list[int], open_at: int) -> int:
 
 def _without_subqueries(text: str) -> str:
     """``text`` with every parenthesised ``(SELECT ...)`` removed."""
-    blank, depths = _scan(text)
+    blank, depths = scan_depths(text)
     keep = [True] * len(text)
     for m in re.finditer(r"\(\s*(?:SELECT|WITH)\b", blank, re.I):
         end = _closing(blank, depths, m.start())
@@ -288,7 +296,7 @@ def add_missing_from(sql: str, error: str, table: str) -> str | None:
     """
     if "FROM clause is missing" not in error:
         return None
-    blank, depths = _scan(sql)
+    blank, depths = scan_depths(sql)
     if _top_level(blank, depths, r"\bFROM\b"):
         return None
     case = _CASE_ONLY.match(sql)
@@ -316,7 +324,7 @@ _AFTER_GROUPING = re.compile(r"HAVING|QUALIFY|WINDOW|ORDER|LIMIT|OFFSET", re.I)
 def _aggregate_calls(text: str) -> list[tuple[str, str]]:
     """(function, argument) of every aggregate call in ``text`` outside subqueries."""
     text = _without_subqueries(text)
-    blank, depths = _scan(text)
+    blank, depths = scan_depths(text)
     calls = []
     for m in re.finditer(r"\b(\w+)\s*\(", blank):
         if m.group(1).lower() in _AGGREGATE_NAMES:
@@ -328,7 +336,7 @@ def _aggregate_calls(text: str) -> list[tuple[str, str]]:
 def _wrap_outside_aggregates(text: str, name: str, wrapper: tuple[str, str]) -> str:
     """``text`` with each reference to column ``name`` outside aggregate calls and
     subqueries put between ``wrapper``'s two parts."""
-    blank, _ = _scan(text)
+    blank, _ = scan_depths(text)
     quoted = quote_ident(name).lower()
     bare = (
         re.compile(rf"{re.escape(name)}(?![\w(])", re.I)
@@ -367,7 +375,7 @@ def _wrap_outside_aggregates(text: str, name: str, wrapper: tuple[str, str]) -> 
 
 def _split_top_level(text: str) -> list[str]:
     """``text`` split at its commas outside parentheses, literals and identifiers."""
-    blank, depths = _scan(text)
+    blank, depths = scan_depths(text)
     parts, last = [], 0
     for i, ch in enumerate(blank):
         if ch == "," and depths[i] == 0:
@@ -400,7 +408,7 @@ def group_bare_columns(sql: str, error: str) -> str | None:
         return None
     name = m.group(1).replace('""', '"')
     sql = sql.strip().rstrip(";").rstrip()
-    blank, depths = _scan(sql)
+    blank, depths = scan_depths(sql)
     start = re.match(r"\s*SELECT\s+(?:DISTINCT\s+)?", blank, re.I)
     grouped = r"\bGROUP\s+BY\b|\bUNION\b|\bINTERSECT\b|\bEXCEPT\b"
     if not start or _top_level(blank, depths, grouped):

@@ -147,7 +147,7 @@ def test_sql_failed_retry_keeps_the_earlier_rows(games: pd.DataFrame) -> None:
     model = ScriptedChatModel(
         [
             "```sql\nSELECT COUNT(*) FROM t WHERE \"Result\" = 'L'\n```",
-            '```sql\nSELECT COUNT(*) FROM t WHERE "Nope" = 1\n```',
+            '```sql\nSELECT COUNT("Nope") FROM t\n```',
         ]
     )
     result = SQLSolver(model, max_retries=1).solve("how many losses?", games)

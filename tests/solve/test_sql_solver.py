@@ -298,10 +298,11 @@ def test_repeated_query_is_not_rerun(seasons: pd.DataFrame) -> None:
 
 def test_a_missing_column_error_lists_every_column(seasons: pd.DataFrame) -> None:
     """nt-3193: a query on a column the table lacks ("Year" came from the caption); DuckDB's
-    own "Candidate bindings" name only a few columns."""
+    own "Candidate bindings" name only a few columns. A ``>`` filter is not one the
+    automatic repair moves or drops, so the model's retry sees the hint."""
     model = ScriptedChatModel(
         [
-            'SELECT "League" FROM t WHERE "Season" = 2002',
+            'SELECT "League" FROM t WHERE "Season" > 2001 LIMIT 1',
             'SELECT "League" FROM t WHERE "Year" = \'2002\'',
         ]
     )

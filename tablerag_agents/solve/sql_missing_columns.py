@@ -1,0 +1,190 @@
+"""Repair a filter on a column the table lacks, using the cells the filter names.
+
+Small models often filter on a column the question suggests but the table does
+not have: ``WHERE "Country" = 'Finland'`` on a table whose column is
+``Nationality``, or ``WHERE "Year" = 1990`` on a table of one year's results,
+whose year is only in the caption. DuckDB then reports the column missing. When
+every use of the missing column compares it with constants (``=``, ``<>``,
+``LIKE``, ``IN (...)``), the constants decide:
+
+- they are the cells of exactly one column (else, when no cell equals one, they
+  lie in or closely spell the cells of exactly one column): the filter is moved
+  to that column (``"Nationality" = 'Finland'``);
+- they resemble no cell of any column: the condition asks for context the table
+  does not hold, so it is dropped from its ``WHERE`` (only a plain ``AND`` of
+  conditions, never under ``OR``, ``CASE WHEN`` or ``ON``);
+- anything else (several columns hold them, a constant is a column's name): no
+  repair, and the model's retry sees the error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from tablerag_agents.solve.grounding import cells_resembling, text_values
+from tablerag_agents.solve.sql_repair import MISSING_COLUMN, SEGMENTS, scan_depths
+from tablerag_agents.tables.sql_safety import quote_ident
+
+_LITERAL = r"(?:'(?:[^']|'')*'|[-+]?\d+(?:\.\d+)?)"
+_OPERATOR = r"(?:<>|!=|=|\bNOT\s+I?LIKE\b|\bI?LIKE\b)"
+_LIST_OPERATOR = r"\b(?:NOT\s+)?IN\b"
+_KEYWORDS = re.compile(
+    r"\b(?:WHERE|AND|OR|NOT|BETWEEN|WHEN|THEN|ELSE|END|ON|HAVING|SELECT|FROM|GROUP\s+BY"
+    r"|ORDER\s+BY|LIMIT|OFFSET|UNION|EXCEPT|INTERSECT|QUALIFY|WINDOW)\b",
+    re.I,
+)
+_CLAUSE_END = re.compile(
+    r"GROUP|ORDER|LIMIT|OFFSET|UNION|EXCEPT|INTERSECT|QUALIFY|WINDOW|HAVING", re.I
+)
+
+
+@dataclass(frozen=True)
+class _Comparison:
+    """One use of the missing column: ``sql[start:end]`` compares it with ``values``."""
+
+    start: int
+    end: int
+    values: tuple[str, ...]
+
+
+def _reference(name: str) -> str:
+    """A regex for a reference to column ``name``: quoted, or bare if it is a plain word."""
+    quoted = re.escape(quote_ident(name))
+    if re.fullmatch(r"[A-Za-z_]\w*", name):
+        return rf"(?:{quoted}|(?<![\w.\"])\b{re.escape(name)}\b(?![\w(\"]))"
+    return quoted
+
+
+def _constants(text: str) -> tuple[str, ...]:
+    """The constants of a literal or a parenthesised list of literals, unquoted."""
+    return tuple(
+        m.group(0)[1:-1].replace("''", "'") if m.group(0).startswith("'") else m.group(0)
+        for m in re.finditer(_LITERAL, text)
+    )
+
+
+def _outside_segments(sql: str, start: int) -> bool:
+    """True when ``start`` is not inside a string literal and starts no literal."""
+    return not any(
+        m.start() < start < m.end() or (m.start() == start and sql[start] == "'")
+        for m in SEGMENTS.finditer(sql)
+    )
+
+
+def _references(sql: str, name: str) -> list[int]:
+    """Where ``sql`` refers to column ``name`` (outside string literals)."""
+    return [
+        m.start()
+        for m in re.finditer(_reference(name), sql, re.I)
+        if _outside_segments(sql, m.start())
+    ]
+
+
+def _comparisons(sql: str, name: str) -> list[_Comparison]:
+    """Every comparison of column ``name`` with constants in ``sql``."""
+    ref = _reference(name)
+    pattern = re.compile(
+        rf"{ref}\s*(?:{_OPERATOR}\s*{_LITERAL}"
+        rf"|{_LIST_OPERATOR}\s*\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\))",
+        re.I,
+    )
+    found = []
+    for m in pattern.finditer(sql):
+        if _outside_segments(sql, m.start()):
+            tail = sql[m.start() : m.end()]
+            after_ref = re.match(ref, tail, re.I)
+            assert after_ref is not None  # the pattern starts with the reference
+            found.append(_Comparison(m.start(), m.end(), _constants(tail[after_ref.end() :])))
+    return found
+
+
+def _drop_condition(sql: str, comparison: _Comparison) -> str | None:
+    """``sql`` without ``comparison``, when it is one of the ``AND``-ed conditions
+    of a ``WHERE`` (with no ``OR`` or ``BETWEEN`` beside it); else None."""
+    blank, depths = scan_depths(sql)
+    depth = depths[comparison.start]
+    left = comparison.start
+    while left > 0 and depths[left - 1] >= depth:
+        left -= 1
+    right = comparison.end
+    while right < len(sql) and depths[right] >= depth:
+        right += 1
+    words = [
+        m
+        for m in _KEYWORDS.finditer(blank, left, right)
+        if depths[m.start()] == depth and not (comparison.start <= m.start() < comparison.end)
+    ]
+    before = [m for m in words if m.start() < comparison.start]
+    wheres = [i for i, m in enumerate(before) if m.group(0).upper() == "WHERE"]
+    if not wheres or any(m.group(0).upper() != "AND" for m in before[wheres[-1] + 1 :]):
+        return None
+    where = before[wheres[-1]]
+    after = [m for m in words if m.start() >= comparison.end]
+    clause_end = next((m.start() for m in after if _CLAUSE_END.match(m.group(0))), right)
+    inside = [m for m in after if m.start() < clause_end]
+    if any(m.group(0).upper() != "AND" for m in inside):
+        return None
+    ands = before[wheres[-1] + 1 :] + inside
+    bounds = [where.end(), *[x for m in ands for x in (m.start(), m.end())], clause_end]
+    conditions = [sql[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2)]
+    target = sql[comparison.start : comparison.end]
+    kept = [c.strip() for c in conditions if c.strip() != target]
+    if len(kept) != len(conditions) - 1:
+        return None
+    head = sql[: where.start()].rstrip()
+    if kept:
+        head += " WHERE " + " AND ".join(kept)
+    tail = sql[clause_end:].strip()
+    return head + ("" if not tail or tail.startswith(")") else " ") + tail
+
+
+def repair_missing_column_filter(
+    sql: str, error: str, tables: Mapping[str, pd.DataFrame]
+) -> str | None:
+    """Move or drop the filters on the column DuckDB could not find (module docstring).
+
+    Returns the fixed SQL or None.
+    """
+    m = MISSING_COLUMN.search(error)
+    if not m:
+        return None
+    name = m.group(1).replace('""', '"')
+    comparisons = _comparisons(sql, name)
+    if not comparisons or len(comparisons) != len(_references(sql, name)):
+        return None
+    constants = [c for comparison in comparisons for c in comparison.values]
+    names = {str(t).lower() for t in tables} | {
+        str(c).lower() for frame in tables.values() for c in frame.columns
+    }
+    if not constants or any(c.lower() in names or not c.strip() for c in constants):
+        return None
+    cells = {col: v for frame in tables.values() for col, v in text_values(frame).items()}
+    wanted = {c.strip().lower() for c in constants}
+    holders = {col for col, values in cells.items() if wanted & {v.lower() for v in values}}
+    if not holders:  # no cell equals a value: the columns of cells that resemble one
+        holders = {
+            col
+            for col, values in cells.items()
+            if any(cells_resembling(c.strip(), values, 1) for c in constants)
+        }
+    if len(holders) == 1:
+        real = quote_ident(holders.pop())
+        fixed = sql
+        for start in sorted(_references(sql, name), reverse=True):
+            ref = re.match(_reference(name), fixed[start:], re.I)
+            assert ref is not None
+            fixed = fixed[:start] + real + fixed[start + ref.end() :]
+        return fixed
+    if holders:
+        return None
+    fixed = sql
+    while found := _comparisons(fixed, name):
+        dropped = _drop_condition(fixed, found[0])
+        if dropped is None:
+            return None
+        fixed = dropped
+    return fixed if fixed != sql else None
