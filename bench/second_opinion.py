@@ -81,21 +81,21 @@ def analyse(records: list[dict[str, Any]], dataset: str) -> dict[str, Any]:
     """The counts behind the page (see the module docstring)."""
     correct = fact_correct if dataset == "tabfact" else wtq_correct
     classes: dict[str, dict[str, int]] = {}
-    reading_right = 0
+    checker_right = 0
     for record in records:
         reading = reading_of(record)
         kind = verdict(record, reading, dataset)
-        tally = classes.setdefault(kind, {"questions": 0, "answer_right": 0, "reading_right": 0})
+        tally = classes.setdefault(kind, {"questions": 0, "answer_right": 0, "checker_right": 0})
         tally["questions"] += 1
         tally["answer_right"] += bool(record["correct"])
         if reading:
             hit = correct(as_asked(reading, record["question"]), record["gold"])
-            tally["reading_right"] += hit
-            reading_right += hit
+            tally["checker_right"] += hit
+            checker_right += hit
     return {
         "questions": len(records),
         "answer_right": sum(bool(r["correct"]) for r in records),
-        "reading_right": reading_right,
+        "checker_right": checker_right,
         "by_agreement": classes,
         "confidence_coverage": coverage(records),
     }

@@ -40,10 +40,10 @@ RECORDS = [
 def test_answers_are_classed_by_what_the_reading_said() -> None:
     result = second_opinion.analyse(RECORDS, "wtq")
     by = result["by_agreement"]
-    assert by["agree"] == {"questions": 2, "answer_right": 2, "reading_right": 2}
-    assert by["disagree"] == {"questions": 1, "answer_right": 0, "reading_right": 1}
+    assert by["agree"] == {"questions": 2, "answer_right": 2, "checker_right": 2}
+    assert by["disagree"] == {"questions": 1, "answer_right": 0, "checker_right": 1}
     assert by["no value"]["questions"] == 1 and by["none"]["questions"] == 1
-    assert (result["answer_right"], result["reading_right"]) == (3, 3)
+    assert (result["answer_right"], result["checker_right"]) == (3, 3)
     top = next(r for r in result["confidence_coverage"] if r["threshold"] == 0.8)
     assert top == {"threshold": 0.8, "coverage": 0.4, "accuracy": 1.0}
 
@@ -62,5 +62,5 @@ def test_tabfact_verdicts_are_compared_as_labels() -> None:
     for r in records:
         r["correct"] = r["answer"] == r["gold"]
     by = second_opinion.analyse(records, "tabfact")["by_agreement"]
-    assert by["agree"] == {"questions": 1, "answer_right": 1, "reading_right": 1}
-    assert by["disagree"] == {"questions": 1, "answer_right": 0, "reading_right": 1}
+    assert by["agree"] == {"questions": 1, "answer_right": 1, "checker_right": 1}
+    assert by["disagree"] == {"questions": 1, "answer_right": 0, "checker_right": 1}
