@@ -479,8 +479,8 @@ class SQLSolver:
         self, engine: SafeDuckDB | SourceSQL, sql: str, tables: dict[str, pd.DataFrame]
     ) -> tuple[SQLResult, str]:
         """Run ``sql``, fixing double-quoted string values DuckDB took for columns,
-        near-miss column names, filters on a column the table lacks (moved to the
-        one column holding their values, or dropped when no cell resembles them),
+        near-miss column names, filters on a column an in-memory table lacks (moved
+        to the one column holding their values, or dropped when no cell resembles them),
         arithmetic on number-like text columns, a missing ``FROM``, plain columns
         beside aggregates (read as SQLite reads them), casts of number-like text
         columns, ``""`` for an empty string, column names with spaces left unquoted
@@ -497,6 +497,8 @@ class SQLSolver:
             if not pd.api.types.is_numeric_dtype(frame[c])
         }
         known = columns | set(tables)
+        # A source's frame is a sample: its cells cannot tell which column holds a value.
+        in_memory = isinstance(engine, SafeDuckDB)
         result = engine.run(sql)
         current = sql
         for _ in range(5):
@@ -506,7 +508,7 @@ class SQLSolver:
             fixed = (
                 quote_literals(current, result.error, known)
                 or fix_column_names(current, result.error, columns)
-                or repair_missing_column_filter(current, result.error, tables)
+                or (in_memory and repair_missing_column_filter(current, result.error, tables))
                 or cast_text_numbers(current, result.error, text_columns)
                 or add_missing_from(current, result.error, MAIN_SQL_TABLE)
                 or group_bare_columns(current, result.error)

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fakes import ScriptedChatModel
 from source_checks import assert_same_indexes_as_pandas, assert_solver_counts_all_rows
 from source_data import N_ROWS, sales_frame
 
+from tablerag_agents.solve.base import SolverContext
+from tablerag_agents.solve.sql import SQLSolver
 from tablerag_agents.solve.sql_engine import SourceSQL
 from tablerag_agents.table_index.cells import cell_db_from_profiles
 from tablerag_agents.tables import LoadLimits, load_table
@@ -59,6 +62,26 @@ def test_indexes_are_the_pandas_ones(sales_parquet: Path) -> None:
 
 def test_sql_solver_counts_every_row(sales_parquet: Path) -> None:
     assert_solver_counts_all_rows(_sales(sales_parquet))
+
+
+def test_a_sample_does_not_decide_a_missing_column_filter(sales_parquet: Path) -> None:
+    """On an in-memory table ``"area" = 'nowhere'`` would be dropped (no cell resembles
+    it); a source's frame is only a sample, so the model's retry gets the error."""
+    model = ScriptedChatModel(
+        [
+            "```sql\nSELECT count(*) FROM t WHERE \"area\" = 'nowhere'\n```",
+            "```sql\nSELECT count(*) FROM t WHERE \"region\" = 'north'\n```",
+        ]
+    )
+    table = _sales(sales_parquet)
+    ctx = SolverContext(
+        question="how many orders came from the north area?",
+        tables={table.id: table.df},
+        sources={table.id: table.source} if table.source else {},
+    )
+    result = SQLSolver(model).solve(ctx)
+    assert result.answer_items == ["250"] and model.remaining == 0
+    assert not result.trace[0].ok and '"area"' in result.trace[0].code
 
 
 def test_model_sql_reads_no_other_file(sales_parquet: Path, big_csv: Path) -> None:
