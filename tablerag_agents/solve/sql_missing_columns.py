@@ -142,6 +142,12 @@ def _drop_condition(sql: str, comparison: _Comparison) -> str | None:
     return head + ("" if not tail or tail.startswith(")") else " ") + tail
 
 
+def _probe(constant: str) -> str:
+    """The text a constant asks cells for: a ``LIKE`` pattern's longest fixed part."""
+    parts = re.split(r"[%_]+", constant.strip()) if "%" in constant else [constant.strip()]
+    return max(parts, key=len).strip()
+
+
 def repair_missing_column_filter(
     sql: str, error: str, tables: Mapping[str, pd.DataFrame]
 ) -> str | None:
@@ -162,14 +168,17 @@ def repair_missing_column_filter(
     }
     if not constants or any(c.lower() in names or not c.strip() for c in constants):
         return None
+    probes = [_probe(c) for c in constants]
+    if not all(probes):
+        return None
     cells = {col: v for frame in tables.values() for col, v in text_values(frame).items()}
-    wanted = {c.strip().lower() for c in constants}
+    wanted = {p.lower() for p in probes}
     holders = {col for col, values in cells.items() if wanted & {v.lower() for v in values}}
     if not holders:  # no cell equals a value: the columns of cells that resemble one
         holders = {
             col
             for col, values in cells.items()
-            if any(cells_resembling(c.strip(), values, 1) for c in constants)
+            if any(cells_resembling(p, values, 1) for p in probes)
         }
     if len(holders) == 1:
         real = quote_ident(holders.pop())

@@ -109,6 +109,10 @@ def test_condition_moves_to_the_one_column_holding_its_value() -> None:
     sql, rows = _run(DRAFT, 'SELECT "Player" FROM t WHERE "Country" = \'Finland\'')
     assert sql == 'SELECT "Player" FROM t WHERE "Nationality" = \'Finland\''
     assert sorted(r[0] for r in rows) == ["Saku Koivu", "Teemu Selanne"]
+    # A LIKE pattern asks for its fixed part.
+    sql, rows = _run(DRAFT, 'SELECT "Player" FROM t WHERE "Name" LIKE \'%Koivu%\'')
+    assert sql == 'SELECT "Player" FROM t WHERE "Player" LIKE \'%Koivu%\''
+    assert rows == [("Saku Koivu",)]
     # A cell equal to the value wins over cells that only contain it.
     clubs = DRAFT.assign(Team=["Jokerit (Finland)", "Oilers", "Jets"])
     sql, _ = _run(clubs, 'SELECT "Player" FROM t WHERE "Country" = \'Finland\'')
