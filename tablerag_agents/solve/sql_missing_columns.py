@@ -42,6 +42,11 @@ _CLAUSE_END = re.compile(
 )
 
 
+_MAX_SQL_CHARS = 20_000
+"""Longer queries are left to the model's retry (the repair's work grows with length)."""
+_MAX_DROPS = 20
+
+
 @dataclass(frozen=True)
 class _Comparison:
     """One use of the missing column: ``sql[start:end]`` compares it with ``values``."""
@@ -67,21 +72,20 @@ def _constants(text: str) -> tuple[str, ...]:
     )
 
 
-def _outside_segments(sql: str, start: int) -> bool:
-    """True when ``start`` is not inside a string literal and starts no literal."""
-    return not any(
-        m.start() < start < m.end() or (m.start() == start and sql[start] == "'")
-        for m in SEGMENTS.finditer(sql)
-    )
+def _quoted(sql: str) -> list[bool]:
+    """For each character of ``sql``: is it part of a string literal, or inside the
+    quotes of an identifier (where no reference can start)?"""
+    mask = [False] * len(sql)
+    for m in SEGMENTS.finditer(sql):
+        start = m.start() if sql[m.start()] == "'" else m.start() + 1
+        mask[start : m.end()] = [True] * (m.end() - start)
+    return mask
 
 
 def _references(sql: str, name: str) -> list[int]:
     """Where ``sql`` refers to column ``name`` (outside string literals)."""
-    return [
-        m.start()
-        for m in re.finditer(_reference(name), sql, re.I)
-        if _outside_segments(sql, m.start())
-    ]
+    quoted = _quoted(sql)
+    return [m.start() for m in re.finditer(_reference(name), sql, re.I) if not quoted[m.start()]]
 
 
 def _comparisons(sql: str, name: str) -> list[_Comparison]:
@@ -93,8 +97,9 @@ def _comparisons(sql: str, name: str) -> list[_Comparison]:
         re.I,
     )
     found = []
+    quoted = _quoted(sql)
     for m in pattern.finditer(sql):
-        if _outside_segments(sql, m.start()):
+        if not quoted[m.start()]:
             tail = sql[m.start() : m.end()]
             after_ref = re.match(ref, tail, re.I)
             assert after_ref is not None  # the pattern starts with the reference
@@ -130,11 +135,11 @@ def _drop_condition(sql: str, comparison: _Comparison) -> str | None:
         return None
     ands = before[wheres[-1] + 1 :] + inside
     bounds = [where.end(), *[x for m in ands for x in (m.start(), m.end())], clause_end]
-    conditions = [sql[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2)]
-    target = sql[comparison.start : comparison.end]
-    kept = [c.strip() for c in conditions if c.strip() != target]
-    if len(kept) != len(conditions) - 1:
-        return None
+    spans = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
+    mine = next(i for i, (lo, hi) in enumerate(spans) if lo <= comparison.start < hi)
+    if sql[slice(*spans[mine])].strip() != sql[comparison.start : comparison.end]:
+        return None  # the comparison is only part of its condition
+    kept = [sql[lo:hi].strip() for i, (lo, hi) in enumerate(spans) if i != mine]
     head = sql[: where.start()].rstrip()
     if kept:
         head += " WHERE " + " AND ".join(kept)
@@ -156,7 +161,7 @@ def repair_missing_column_filter(
     Returns the fixed SQL or None.
     """
     m = MISSING_COLUMN.search(error)
-    if not m:
+    if not m or len(sql) > _MAX_SQL_CHARS:
         return None
     name = m.group(1).replace('""', '"')
     comparisons = _comparisons(sql, name)
@@ -188,7 +193,7 @@ def repair_missing_column_filter(
             assert ref is not None
             fixed = fixed[:start] + real + fixed[start + ref.end() :]
         return fixed
-    if holders:
+    if holders or len(comparisons) > _MAX_DROPS:
         return None
     fixed = sql
     while found := _comparisons(fixed, name):

@@ -145,6 +145,19 @@ def test_no_repair_when_the_filter_cannot_be_read_safely(frame: pd.DataFrame, wr
     assert repair_missing_column_filter(written, _error(frame, written), {"t": frame}) is None
 
 
+def test_work_is_bounded_on_a_huge_query() -> None:
+    many = " AND ".join(['"Year" = 1990'] * 21)
+    sql = f"SELECT COUNT(*) FROM t WHERE {many}"
+    assert repair_missing_column_filter(sql, _error(FINAL, sql), {"t": FINAL}) is None
+    huge = f'SELECT COUNT(*) FROM t WHERE "Year" = 1990 AND "Song" <> \'{"x" * 20_000}\''
+    assert repair_missing_column_filter(huge, _error(FINAL, huge), {"t": FINAL}) is None
+    few = " AND ".join(['"Year" = 1990'] * 20)
+    sql = f"SELECT COUNT(*) FROM t WHERE {few}"
+    assert repair_missing_column_filter(sql, _error(FINAL, sql), {"t": FINAL}) == (
+        "SELECT COUNT(*) FROM t"
+    )
+
+
 def test_only_a_missing_column_error_is_repaired() -> None:
     sql = 'SELECT COUNT(*) FROM t WHERE "Year" = 1990'
     assert repair_missing_column_filter(sql, "Parser Error: syntax error", {"t": FINAL}) is None
