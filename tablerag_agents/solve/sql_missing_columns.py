@@ -164,6 +164,7 @@ def repair_missing_column_filter(
     if not m or len(sql) > _MAX_SQL_CHARS:
         return None
     name = m.group(1).replace('""', '"')
+    sql = sql.strip().rstrip(";").rstrip()
     comparisons = _comparisons(sql, name)
     if not comparisons or len(comparisons) != len(_references(sql, name)):
         return None

@@ -77,6 +77,7 @@ def test_conditions_no_cell_resembles_are_dropped() -> None:
     [
         # The only condition: the WHERE goes, what follows it stays.
         ('SELECT COUNT(*) FROM t WHERE "Year" = 1990', "SELECT COUNT(*) FROM t"),
+        ('SELECT COUNT(*) FROM t WHERE "Year" = 1990;\n', "SELECT COUNT(*) FROM t"),
         (
             'SELECT "Artist" FROM t WHERE "Year" = 1990 ORDER BY "Points" DESC LIMIT 1',
             'SELECT "Artist" FROM t ORDER BY "Points" DESC LIMIT 1',
