@@ -62,7 +62,7 @@ def code_literals(code: str, language: Literal["python", "sql"]) -> list[str]:
     return list(seen)
 
 
-def text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
+def _text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
     """Distinct non-empty cell texts per column (capped)."""
     out: dict[str, list[str]] = {}
     for col in frame.columns:
@@ -71,6 +71,15 @@ def text_values(frame: pd.DataFrame) -> dict[str, list[str]]:
         if uniques:
             out[str(col)] = uniques
     return out
+
+
+def column_cells(tables: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
+    """Distinct non-empty cell texts per column name, over every table (capped)."""
+    columns: dict[str, list[str]] = {}
+    for frame in tables.values():
+        for col, values in _text_values(frame).items():
+            columns.setdefault(col, []).extend(values)
+    return columns
 
 
 def cells_resembling(literal: str, values: list[str], limit: int) -> list[str]:
@@ -105,10 +114,7 @@ def ungrounded_literals(
     if not literals:
         return {}
     names = {str(t) for t in tables} | {str(c) for f in tables.values() for c in f.columns}
-    columns: dict[str, list[str]] = {}
-    for frame in tables.values():
-        for col, values in text_values(frame).items():
-            columns.setdefault(col, []).extend(values)
+    columns = column_cells(tables)
     exact = {v for values in columns.values() for v in values}
     out: dict[str, dict[str, list[str]]] = {}
     for lit in literals:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from tablerag_agents.solve.grounding import cells_resembling, text_values
+from tablerag_agents.solve.grounding import cells_resembling, column_cells
 from tablerag_agents.solve.sql_repair import MISSING_COLUMN, SEGMENTS, scan_depths
 from tablerag_agents.tables.sql_safety import quote_ident
 
@@ -82,29 +82,25 @@ def _quoted(sql: str) -> list[bool]:
     return mask
 
 
-def _references(sql: str, name: str) -> list[int]:
-    """Where ``sql`` refers to column ``name`` (outside string literals)."""
+def _references(sql: str, name: str) -> list[tuple[int, int]]:
+    """The spans where ``sql`` refers to column ``name`` (outside string literals)."""
     quoted = _quoted(sql)
-    return [m.start() for m in re.finditer(_reference(name), sql, re.I) if not quoted[m.start()]]
+    return [m.span() for m in re.finditer(_reference(name), sql, re.I) if not quoted[m.start()]]
 
 
 def _comparisons(sql: str, name: str) -> list[_Comparison]:
     """Every comparison of column ``name`` with constants in ``sql``."""
-    ref = _reference(name)
     pattern = re.compile(
-        rf"{ref}\s*(?:{_OPERATOR}\s*{_LITERAL}"
-        rf"|{_LIST_OPERATOR}\s*\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\))",
+        rf"{_reference(name)}(?P<compared>\s*(?:{_OPERATOR}\s*{_LITERAL}"
+        rf"|{_LIST_OPERATOR}\s*\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\)))",
         re.I,
     )
-    found = []
     quoted = _quoted(sql)
-    for m in pattern.finditer(sql):
-        if not quoted[m.start()]:
-            tail = sql[m.start() : m.end()]
-            after_ref = re.match(ref, tail, re.I)
-            assert after_ref is not None  # the pattern starts with the reference
-            found.append(_Comparison(m.start(), m.end(), _constants(tail[after_ref.end() :])))
-    return found
+    return [
+        _Comparison(m.start(), m.end(), _constants(m.group("compared")))
+        for m in pattern.finditer(sql)
+        if not quoted[m.start()]
+    ]
 
 
 def _drop_condition(sql: str, comparison: _Comparison) -> str | None:
@@ -166,7 +162,8 @@ def repair_missing_column_filter(
     name = m.group(1).replace('""', '"')
     sql = sql.strip().rstrip(";").rstrip()
     comparisons = _comparisons(sql, name)
-    if not comparisons or len(comparisons) != len(_references(sql, name)):
+    references = _references(sql, name)
+    if not comparisons or len(comparisons) != len(references):
         return None
     constants = [c for comparison in comparisons for c in comparison.values]
     names = {str(t).lower() for t in tables} | {
@@ -177,7 +174,7 @@ def repair_missing_column_filter(
     probes = [_probe(c) for c in constants]
     if not all(probes):
         return None
-    cells = {col: v for frame in tables.values() for col, v in text_values(frame).items()}
+    cells = column_cells(tables)
     wanted = {p.lower() for p in probes}
     holders = {col for col, values in cells.items() if wanted & {v.lower() for v in values}}
     if not holders:  # no cell equals a value: the columns of cells that resemble one
@@ -189,10 +186,8 @@ def repair_missing_column_filter(
     if len(holders) == 1:
         real = quote_ident(holders.pop())
         fixed = sql
-        for start in sorted(_references(sql, name), reverse=True):
-            ref = re.match(_reference(name), fixed[start:], re.I)
-            assert ref is not None
-            fixed = fixed[:start] + real + fixed[start + ref.end() :]
+        for start, end in reversed(references):
+            fixed = fixed[:start] + real + fixed[end:]
         return fixed
     if holders or len(comparisons) > _MAX_DROPS:
         return None
